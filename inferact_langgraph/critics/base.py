@@ -1,0 +1,311 @@
+"""What every critic shares: the Verdict, the cost record, the Critic interface, model calls.
+
+All critics (InferAct and the paper's baselines) take a :class:`~inferact_langgraph.trajectory.
+Trajectory` and return a :class:`Verdict` whose ``score`` is the probability that the agent is on
+track for the user's real task. The graph layer and the evaluation harness only use this
+interface, so any critic plugs into either.
+
+Example:
+    >>> class AlwaysSure(Critic):
+    ...     name = "always-sure"
+    ...     async def _aevaluate(self, trajectory, *, risk=None):
+    ...         return self.verdict(score=1.0, usage=Usage())
+    >>> from inferact_langgraph.trajectory import Step, Trajectory
+    >>> v = AlwaysSure(model=None).evaluate(Trajectory("t", (Step("buy"),)))
+    >>> v.score, v.flagged
+    (1.0, False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
+from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
+
+__all__ = ["Critic", "RiskLevel", "Usage", "Verdict", "resolve_model"]
+
+RiskLevel = Literal["low", "medium", "high"]
+
+
+class Usage(BaseModel):
+    """What a check cost: model calls and tokens (as reported by the model, else estimated).
+
+    Example:
+        >>> (Usage(model_calls=1, input_tokens=10) + Usage(model_calls=2)).model_calls
+        3
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            model_calls=self.model_calls + other.model_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class Verdict(BaseModel):
+    """A critic's judgement of one pending critical action.
+
+    Attributes:
+        critic: The critic's name (``"inferact"``, ``"standard"`` ...).
+        score: Probability in [0, 1] that the agent is on track for the user's real task.
+        threshold: Below it the action is flagged for human review.
+        flagged: ``score < threshold``.
+        inferred_tasks: InferAct's inferred tasks (empty for the baselines).
+        options: The MCQ options in the original order (InferAct only).
+        option_probs: Mean probability per original option label, e.g. ``{"D": 0.4}``.
+        step_scores: Per-step probabilities (multi-step evaluation).
+        justification: The critic model's justification, as written.
+        raw: Raw model outputs by stage (``"inference"``, ``"verification_original"`` ...).
+        risk: The risk level the check ran with, if any.
+        usage: Model calls and tokens spent on this check.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    critic: str
+    score: float = Field(ge=0.0, le=1.0)
+    threshold: float = Field(ge=0.0, le=1.0)
+    inferred_tasks: list[str] = Field(default_factory=list)
+    options: list[str] = Field(default_factory=list)
+    option_probs: dict[str, float] = Field(default_factory=dict)
+    step_scores: list[float] = Field(default_factory=list)
+    justification: str = ""
+    raw: dict[str, str] = Field(default_factory=dict)
+    risk: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+    @field_validator("score")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if math.isnan(value):
+            raise ValueError("score must be a number in [0, 1], got NaN")
+        return value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def flagged(self) -> bool:
+        """True when the action should go to a human: ``score < threshold``."""
+        return self.score < self.threshold
+
+
+def resolve_model(model: BaseChatModel | Runnable | str | None, **kwargs: Any) -> Any:
+    """Accept a chat model instance or an ``init_chat_model`` string (``"openai:gpt-4o"``).
+
+    Raises:
+        TypeError: ``model`` is neither.
+    """
+    if model is None or isinstance(model, Runnable):
+        return model
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model, **kwargs)
+    raise TypeError(
+        "model must be a LangChain chat model or an init_chat_model string such as "
+        f"'openai:gpt-4o', got {type(model).__name__}"
+    )
+
+
+def _usage_of(message: Any, prompt: str) -> Usage:
+    meta = getattr(message, "usage_metadata", None) or {}
+    text = message.content if isinstance(message, BaseMessage) else str(message)
+    if not isinstance(text, str):
+        text = str(text)
+    return Usage(
+        model_calls=1,
+        input_tokens=int(meta.get("input_tokens") or len(prompt) // 4),
+        output_tokens=int(meta.get("output_tokens") or len(text) // 4),
+    )
+
+
+def _text(message: Any) -> str:
+    if isinstance(message, AIMessage):
+        content = message.content
+        if isinstance(content, list):
+            return "\n".join(
+                b.get("text", "") if isinstance(b, dict) else str(b)
+                for b in content
+                if not isinstance(b, dict) or b.get("type") == "text"
+            )
+        return str(content)
+    return str(message)
+
+
+class Critic(ABC):
+    """The interface shared by InferAct and the baselines.
+
+    Subclasses implement :meth:`_aevaluate` (async, the primary path) and may override
+    :meth:`_evaluate` with a native sync path; by default the sync path runs the async one in
+    a fresh event loop on a worker thread, so it is safe to call from inside a running loop.
+
+    Args:
+        model: A chat model instance or an ``init_chat_model`` string.
+        threshold: ``score`` below it flags the action (default 0.5).
+        preset: Prompt preset name: ``generic`` (default), ``webshop``, ``alfworld``,
+            ``hotpotqa``.
+        risk_aware: Always add the paper's risk-aware sentence (A.4), not only on high risk.
+        budget: Bounds the rendered trajectory; ``None`` renders everything.
+        timeout: Seconds to wait for each model call (``None``: no limit).
+        max_retries: Retries of a failed model call (default 0: fail fast).
+    """
+
+    name: ClassVar[str] = "critic"
+
+    def __init__(
+        self,
+        *,
+        model: BaseChatModel | Runnable | str | None,
+        threshold: float = 0.5,
+        preset: str = "generic",
+        risk_aware: bool = False,
+        budget: TokenBudget | None = DEFAULT_BUDGET,
+        timeout: float | None = None,
+        max_retries: int = 0,
+    ) -> None:
+        if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
+            raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
+        self.model = resolve_model(model)
+        self.threshold = float(threshold)
+        self.preset = preset
+        self.risk_aware = risk_aware
+        self.budget = budget
+        self.timeout = timeout
+        self.max_retries = max_retries
+
+    # ------------------------------------------------------------------ public API
+    def evaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> Verdict:
+        """Judge the trajectory's pending action (sync).
+
+        Raises:
+            CriticError: The model failed, timed out, or its answer could not be parsed.
+        """
+        self._check_input(trajectory)
+        return self._evaluate(trajectory, risk=risk)
+
+    async def aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> Verdict:
+        """Judge the trajectory's pending action (async; never blocks the event loop).
+
+        Raises:
+            CriticError: The model failed, timed out, or its answer could not be parsed.
+        """
+        self._check_input(trajectory)
+        return await self._aevaluate(trajectory, risk=risk)
+
+    def is_risk_aware(self, risk: RiskLevel | None) -> bool:
+        """Whether the risk-aware prompt addendum applies to a check at this risk level."""
+        return self.risk_aware or risk == "high"
+
+    def verdict(self, *, score: float, usage: Usage, **fields: Any) -> Verdict:
+        """Build a Verdict with this critic's name and threshold, clamping ``score``."""
+        if score is None or (isinstance(score, float) and math.isnan(score)):
+            raise CriticError(f"{self.name}: the model gave no usable probability")
+        return Verdict(
+            critic=self.name,
+            score=min(1.0, max(0.0, float(score))),
+            threshold=self.threshold,
+            usage=usage,
+            **fields,
+        )
+
+    # ------------------------------------------------------------------ subclass hooks
+    @abstractmethod
+    async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
+        """The async implementation."""
+
+    def _evaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
+        """The sync implementation; by default the async one on a private event loop."""
+        return _run_sync(self._aevaluate(trajectory, risk=risk))
+
+    # ------------------------------------------------------------------ model calls
+    def _runnable(self, temperature: float | None = None) -> Any:
+        if self.model is None:
+            raise CriticError(f"{self.name}: no model configured")
+        model = self.model
+        if temperature is not None and isinstance(model, BaseChatModel):
+            model = model.bind(temperature=temperature)
+        if self.max_retries:
+            model = model.with_retry(stop_after_attempt=self.max_retries + 1)
+        return model
+
+    async def acall(
+        self, prompt: str, *, stage: str, temperature: float | None = None
+    ) -> tuple[str, Usage]:
+        """Send one prompt to the critic model; return its text and what it cost.
+
+        Raises:
+            CriticTimeoutError: No answer within ``timeout`` seconds.
+            CriticModelError: The model call raised.
+        """
+        runnable = self._runnable(temperature)
+        messages = [HumanMessage(prompt)]
+        try:
+            call = runnable.ainvoke(messages)
+            message = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
+        except (asyncio.TimeoutError, TimeoutError) as exc:
+            raise CriticTimeoutError(
+                f"{self.name}: the critic model did not answer within {self.timeout}s "
+                f"({stage})",
+                stage=stage,
+            ) from exc
+        except CriticError:
+            raise
+        except Exception as exc:  # any provider error becomes one typed error
+            raise CriticModelError(
+                f"{self.name}: the critic model call failed during {stage}: "
+                f"{type(exc).__name__}: {exc}",
+                stage=stage,
+            ) from exc
+        return _text(message), _usage_of(message, prompt)
+
+    async def acall_many(
+        self, prompts: Sequence[str], *, stage: str, temperature: float | None = None
+    ) -> list[tuple[str, Usage]]:
+        """Send several prompts concurrently (one round trip of wall time, not ``len``)."""
+        return list(
+            await asyncio.gather(
+                *(self.acall(p, stage=stage, temperature=temperature) for p in prompts)
+            )
+        )
+
+    @staticmethod
+    def _check_input(trajectory: Trajectory) -> None:
+        if not isinstance(trajectory, Trajectory):
+            raise TypeError(
+                "expected a Trajectory (build one with Trajectory.from_messages, "
+                f"from_record or from_react_text), got {type(trajectory).__name__}"
+            )
+        if not trajectory.steps:
+            raise ValueError("the trajectory has no steps: there is no action to judge")
+
+
+def _run_sync(coro: Any) -> Any:
+    """Run a coroutine to completion from sync code, even inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
