@@ -1,0 +1,242 @@
+"""Measure critics on labelled trajectories the way the paper does (Table 1, Table 3, App. D).
+
+Requires the ``[eval]`` extra (scikit-learn, numpy, matplotlib, tqdm).
+
+Example:
+    >>> from inferact_langgraph.critics import Critic, Usage
+    >>> class ByLength(Critic):
+    ...     name = "by-length"
+    ...     async def _aevaluate(self, trajectory, *, risk=None):
+    ...         return self.verdict(score=1 / len(trajectory.steps), usage=Usage(model_calls=1))
+    >>> records = [
+    ...     {"id": "a", "task": "t", "steps": [{"action": "x"}] * 3, "label": "incorrect"},
+    ...     {"id": "b", "task": "t", "steps": [{"action": "x"}], "label": "correct"},
+    ... ]
+    >>> report = evaluate_critics(records, {"len": ByLength(model=None)})
+    >>> report.critics["len"].metrics["paper"].f1, report.critics["len"].model_calls
+    (1.0, 2)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.eval.datasets import (
+    BadRecord,
+    Dataset,
+    LabelledTrajectory,
+    OnError,
+    load_dataset,
+    parse_label,
+    trajectory_hash,
+)
+from inferact_langgraph.eval.metrics import (
+    CostResult,
+    MetricSet,
+    ThresholdChoice,
+    best_threshold,
+    compute_metrics,
+    cost_metric,
+    expected_calibration_error,
+    stratified_split,
+)
+from inferact_langgraph.eval.report import (
+    AGGREGATIONS,
+    PROTOCOLS,
+    CriticSummary,
+    EvalReport,
+    build_report,
+    plot_pr_curves,
+    render_tables,
+)
+from inferact_langgraph.eval.runner import (
+    EvalRunner,
+    Outcome,
+    RunStats,
+    VerdictCache,
+    cache_key,
+    critic_fingerprint,
+    model_identity,
+)
+
+__all__ = [
+    "AGGREGATIONS",
+    "PROTOCOLS",
+    "BadRecord",
+    "CostResult",
+    "CriticSummary",
+    "Dataset",
+    "EvalReport",
+    "EvalRunner",
+    "LabelledTrajectory",
+    "MetricSet",
+    "OnError",
+    "Outcome",
+    "RunStats",
+    "ThresholdChoice",
+    "VerdictCache",
+    "aevaluate_critics",
+    "best_threshold",
+    "build_report",
+    "cache_key",
+    "compute_metrics",
+    "cost_metric",
+    "critic_fingerprint",
+    "evaluate_critics",
+    "expected_calibration_error",
+    "load_dataset",
+    "model_identity",
+    "parse_label",
+    "plot_pr_curves",
+    "render_tables",
+    "stratified_split",
+    "trajectory_hash",
+]
+
+Source = str | Path | Iterable[Mapping[str, Any]] | Dataset
+
+
+def _prepare(
+    data: Source,
+    critics: Mapping[str, Critic],
+    *,
+    dev_split: float | None,
+    on_error: OnError,
+    concurrency: int,
+    cache: VerdictCache | str | Path | None,
+    progress: bool,
+    limit: int | None,
+) -> tuple[Dataset, EvalRunner]:
+    if dev_split is not None:
+        stratified_split([0, 1], dev_split)  # validates the fraction before any model call
+    dataset = load_dataset(data, on_error=on_error)
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        dataset = Dataset(items=dataset.items[:limit], errors=dataset.errors,
+                          source=dataset.source)
+    runner = EvalRunner(critics, concurrency=concurrency, cache=cache, progress=progress)
+    return dataset, runner
+
+
+def _finish(
+    dataset: Dataset,
+    runner: EvalRunner,
+    *,
+    dev_split: float | None,
+    seed: int,
+    meta: Mapping[str, Any] | None,
+    out: str | Path | None,
+    interrupted: bool,
+) -> EvalReport:
+    report = build_report(
+        dataset,
+        runner.results,
+        dev_split=dev_split,
+        seed=seed,
+        stats=runner.stats,
+        interrupted=interrupted,
+        meta={"concurrency": runner.concurrency, **(meta or {})},
+    )
+    if out is not None:
+        report.write(out)
+    return report
+
+
+async def aevaluate_critics(
+    data: Source,
+    critics: Mapping[str, Critic],
+    *,
+    dev_split: float | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    cache: VerdictCache | str | Path | None = None,
+    on_error: OnError = "skip",
+    progress: bool = False,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> EvalReport:
+    """Async :func:`evaluate_critics`.
+
+    On cancellation the partial report is written to ``out`` (when given) before the
+    cancellation propagates.
+    """
+    dataset, runner = _prepare(data, critics, dev_split=dev_split, on_error=on_error,
+                               concurrency=concurrency, cache=cache, progress=progress,
+                               limit=limit)
+    try:
+        await runner.arun(dataset.items)
+    except asyncio.CancelledError:
+        if out is not None:
+            _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
+                    interrupted=True)
+        raise
+    return _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
+                   interrupted=False)
+
+
+def evaluate_critics(
+    data: Source,
+    critics: Mapping[str, Critic],
+    *,
+    dev_split: float | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    cache: VerdictCache | str | Path | None = None,
+    on_error: OnError = "skip",
+    progress: bool = False,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> EvalReport:
+    """Run critics over labelled trajectories and compute the paper's figures.
+
+    Ctrl-C (``KeyboardInterrupt``) does not lose the run: the checks that finished are in the
+    cache and in the returned report, whose ``interrupted`` is True.
+
+    Args:
+        data: A JSONL path, an iterable of records, or a loaded :class:`Dataset`.
+        critics: Name in the report -> critic (e.g. from ``make_critic``).
+        dev_split: Fraction of each class used to choose the threshold; the figures are then
+            also reported on the held-out rest. ``None``: no split.
+        seed: Seed of the split.
+        concurrency: Checks in flight at once.
+        cache: A :class:`VerdictCache` or a path to one (resume, re-run for free).
+        on_error: ``"skip"`` or ``"raise"`` on a bad record.
+        progress: Show a progress bar with running calls and tokens.
+        limit: Only the first ``limit`` trajectories.
+        out: Directory for ``report.json`` and ``pr_curves.png``.
+        meta: Extra metadata stored in the report (model name, flags).
+
+    Returns:
+        The :class:`EvalReport`.
+
+    Raises:
+        DatasetError: A bad record with ``on_error="raise"``, or no usable record.
+        ValueError: Bad arguments (``dev_split`` outside (0, 1), ``concurrency`` < 1).
+    """
+    dataset, runner = _prepare(data, critics, dev_split=dev_split, on_error=on_error,
+                               concurrency=concurrency, cache=cache, progress=progress,
+                               limit=limit)
+    interrupted = False
+    try:
+        _run(runner.arun(dataset.items))
+    except KeyboardInterrupt:
+        interrupted = True
+    return _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
+                   interrupted=interrupted or runner.interrupted)
+
+
+def _run(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
