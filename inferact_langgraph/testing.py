@@ -29,7 +29,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-__all__ = ["ScriptedChatModel", "prompt_text"]
+from inferact_langgraph.critics.base import Critic, Usage, Verdict
+from inferact_langgraph.trajectory import Trajectory
+
+__all__ = ["ScriptedChatModel", "ScriptedCritic", "prompt_text"]
 
 Reply = str | AIMessage | BaseException
 Responder = Callable[[list[BaseMessage]], Reply]
@@ -135,3 +138,66 @@ class ScriptedChatModel(BaseChatModel):
         if self.delay:
             await asyncio.sleep(self.delay)
         return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+
+class ScriptedCritic(Critic):
+    """A critic whose scores are scripted: for testing graphs without any model.
+
+    Args:
+        scores: Scores returned in order (the last repeats); an exception instance is raised.
+        score_fn: Alternatively, ``trajectory -> score``.
+        threshold: Scores below it are flagged.
+        delay: Seconds to wait (asynchronously) before answering.
+
+    Attributes:
+        calls: How many checks ran.
+        trajectories: The trajectories it was asked to judge.
+
+    Example:
+        >>> from inferact_langgraph.trajectory import Step, Trajectory
+        >>> critic = ScriptedCritic(scores=[0.1, 0.9])
+        >>> t = Trajectory("t", (Step("buy"),))
+        >>> critic.evaluate(t).flagged, critic.evaluate(t).flagged, critic.calls
+        (True, False, 2)
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        *,
+        scores: list[float | BaseException] | None = None,
+        score_fn: Callable[[Trajectory], float] | None = None,
+        threshold: float = 0.5,
+        delay: float = 0.0,
+    ) -> None:
+        super().__init__(model=None, threshold=threshold)
+        if not scores and score_fn is None:
+            raise ValueError("ScriptedCritic needs scores=[...] or score_fn=")
+        self.scores = list(scores or [])
+        self.score_fn = score_fn
+        self.delay = delay
+        self.calls = 0
+        self.trajectories: list[Trajectory] = []
+        self._lock = threading.Lock()
+
+    async def _aevaluate(self, trajectory: Trajectory, *, risk: Any = None) -> Verdict:
+        with self._lock:
+            index = self.calls
+            self.calls += 1
+            self.trajectories.append(trajectory)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.score_fn is not None:
+            score: Any = self.score_fn(trajectory)
+        else:
+            score = self.scores[min(index, len(self.scores) - 1)]
+        if isinstance(score, BaseException):
+            raise score
+        return self.verdict(
+            score=score,
+            usage=Usage(),
+            inferred_tasks=["(scripted)"],
+            justification=f"scripted score {score}",
+            risk=risk,
+        )

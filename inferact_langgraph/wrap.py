@@ -1,0 +1,380 @@
+"""``with_inferact``: put the InferAct critic in front of the critical tools of a ReAct graph.
+
+It takes a ``StateGraph`` builder with a ``ToolNode``, a compiled graph from
+``langgraph.prebuilt.create_react_agent`` or from ``langchain.agents.create_agent``, and returns
+a new compiled graph (the original is not modified) with three nodes added::
+
+    START -> inferact_memory -> <actor> -> ... -> inferact_critic -> inferact_gate -> tools
+                                                                            '-> <actor> / END
+
+* ``inferact_memory`` puts earlier feedback for the same task (from the store) in context;
+* ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
+  verdicts to state; only routes that carry a critical call go through it;
+* ``inferact_gate`` interrupts for doubtful calls and applies the human's decisions, then sends
+  every approved or non-critical call to the tool node, one ``Send`` per call.
+
+Example:
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_core.tools import tool
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> from langchain.agents import create_agent
+    >>> from inferact_langgraph import critical, StandardEvalCritic
+    >>> from inferact_langgraph.testing import ScriptedChatModel
+    >>> @critical
+    ... @tool
+    ... def buy_now(asin: str) -> str:
+    ...     '''Buy a product.'''
+    ...     return f"bought {asin}"
+    >>> actor = ScriptedChatModel(replies=[
+    ...     AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
+    ...     "Done."])
+    >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\\nConfidence: 0.9"])
+    >>> guarded = with_inferact(create_agent(actor, [buy_now]),
+    ...     critic=StandardEvalCritic(model=judge), checkpointer=InMemorySaver())
+    >>> cfg = {"configurable": {"thread_id": "doc"}}
+    >>> out = guarded.invoke({"messages": [("user", "buy a red mug")]}, cfg)
+    >>> out["__interrupt__"][0].value["action_requests"][0]["name"]
+    'buy_now'
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, get_type_hints
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.constants import END, START
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.types import Send
+from typing_extensions import TypedDict
+
+from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.gate import (
+    InferActGuard,
+    InferActStateKeys,
+    OnCriticError,
+    OnReject,
+    answered_ids,
+    last_ai_message,
+)
+from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.review import DECISION_TYPES
+
+__all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
+
+MEMORY_NODE = "inferact_memory"
+CRITIC_NODE = "inferact_critic"
+GATE_NODE = "inferact_gate"
+
+SUPPORTED = (
+    "a StateGraph builder with a ToolNode, a compiled graph from "
+    "langgraph.prebuilt.create_react_agent, or a compiled graph from "
+    "langchain.agents.create_agent"
+)
+
+
+def build_critic(
+    *,
+    model: Any = None,
+    critic: Critic | None = None,
+    threshold: float | None = None,
+    preset: str = "generic",
+) -> Critic:
+    """The critic to use: the given one, or InferAct on ``model``.
+
+    Raises:
+        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` given
+            together with a ready-made critic (set it on the critic instead).
+    """
+    if critic is not None:
+        if not isinstance(critic, Critic):
+            raise TypeError(f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}")
+        if model is not None:
+            raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
+        if threshold is not None:
+            raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
+        return critic
+    if model is None:
+        raise ValueError(
+            "with_inferact needs model= (a chat model or an init_chat_model string such as "
+            "'openai:gpt-4o') or critic= (any inferact_langgraph critic)"
+        )
+    from inferact_langgraph.critics.inferact import InferActCritic
+
+    return InferActCritic(
+        model=model, threshold=0.5 if threshold is None else threshold, preset=preset
+    )
+
+
+def _copy_builder(builder: StateGraph) -> StateGraph:
+    new = copy.copy(builder)
+    new.nodes = dict(builder.nodes)
+    new.edges = set(builder.edges)
+    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
+    new.schemas = dict(builder.schemas)
+    new.channels = dict(builder.channels)
+    new.managed = dict(builder.managed)
+    new.waiting_edges = set(builder.waiting_edges)
+    new.compiled = False
+    return new
+
+
+def _guard_schema(state_schema: type) -> type:
+    """The user's state keys plus the guard's, for the nodes the guard adds."""
+    try:
+        hints = get_type_hints(state_schema, include_extras=True)
+    except Exception as exc:  # noqa: BLE001
+        raise UnsupportedGraphError(
+            f"cannot read the graph's state schema {state_schema!r}: {exc}"
+        ) from exc
+    hints.update(get_type_hints(InferActStateKeys, include_extras=True))
+    return TypedDict("InferActGuardState", hints, total=False)  # type: ignore[operator]
+
+
+def _find_tool_node(builder: StateGraph, name: str | None) -> tuple[str, ToolNode]:
+    tool_nodes = {n: s.runnable for n, s in builder.nodes.items() if isinstance(s.runnable, ToolNode)}
+    if name is not None:
+        if name not in tool_nodes:
+            raise UnsupportedGraphError(
+                f"tools_node={name!r} is not a ToolNode of this graph; ToolNodes: {sorted(tool_nodes)}"
+            )
+        return name, tool_nodes[name]
+    if not tool_nodes:
+        raise UnsupportedGraphError(f"the graph has no ToolNode; with_inferact supports {SUPPORTED}")
+    if len(tool_nodes) > 1:
+        raise UnsupportedGraphError(
+            f"the graph has several ToolNodes {sorted(tool_nodes)}: pass tools_node=<name>"
+        )
+    return next(iter(tool_nodes.items()))
+
+
+def _find_actor(builder: StateGraph, tools: str, name: str | None) -> str:
+    if name is not None:
+        if name not in builder.nodes:
+            raise UnsupportedGraphError(f"actor_node={name!r} is not a node of this graph")
+        return name
+    targets = {end for start, end in builder.edges if start == tools}
+    for branch in builder.branches.get(tools, {}).values():
+        targets.update(v for v in (branch.ends or {}).values() if v != END)
+    targets.discard(END)
+    if len(targets) != 1:
+        raise UnsupportedGraphError(
+            f"cannot tell which node the tool node {tools!r} returns to ({sorted(targets)}); "
+            "pass actor_node=<name>"
+        )
+    return targets.pop()
+
+
+def _targets_tools(item: Any, tools: str) -> bool:
+    return item == tools or (isinstance(item, Send) and item.node == tools)
+
+
+def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
+    """Wrap a branch so that routes carrying a critical call go to the critic node first."""
+    path = spec.path
+
+    def redirect(state: Any, result: Any) -> Any:
+        items = result if isinstance(result, list) else [result]
+        if not any(_targets_tools(i, tools) for i in items) or not guard.critical_calls(state):
+            return result  # nothing critical: zero added work
+        kept = [i for i in items if not _targets_tools(i, tools)]
+        return [*kept, CRITIC_NODE]
+
+    def route(state: Any, config: RunnableConfig) -> Any:
+        return redirect(state, path.invoke(state, config))
+
+    async def aroute(state: Any, config: RunnableConfig) -> Any:
+        return redirect(state, await path.ainvoke(state, config))
+
+    ends = spec.ends
+    if isinstance(ends, dict):
+        ends = {**ends, CRITIC_NODE: CRITIC_NODE}
+    return spec._replace(path=RunnableLambda(route, afunc=aroute, name=f"inferact_{path.name}"), ends=ends)
+
+
+def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[[Any], Any]:
+    def route(state: Mapping[str, Any]) -> Any:
+        where = state.get("inferact_route")
+        if where == "end":
+            return END
+        if where == "retry":
+            return MEMORY_NODE
+        ai = last_ai_message(state)
+        if ai is None:
+            return actor
+        done = answered_ids(state.get("messages") or [])
+        checks = state.get("inferact_checks") or {}
+        sends = []
+        for call in ai.tool_calls:
+            if call["id"] in done:
+                continue
+            spec = guard.specs.get(call["name"])
+            if spec is not None and spec.applies(call.get("args") or {}):
+                record = checks.get(call["id"])
+                # Never run a critical call without a clean verdict or a human's approval.
+                approved = record is not None and (
+                    not record.get("flagged") or record.get("decision") == "approve"
+                )
+                if not approved or record.get("args") != dict(call.get("args") or {}):
+                    continue
+            sends.append(
+                Send(
+                    tools,
+                    {"__type": "tool_call_with_context", "tool_call": call, "state": dict(state)},
+                )
+            )
+        return sends or actor
+
+    return route
+
+
+def with_inferact(
+    graph: StateGraph | CompiledStateGraph,
+    *,
+    model: Any = None,
+    critic: Critic | None = None,
+    threshold: float | None = None,
+    preset: str = "generic",
+    critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    on_critic_error: OnCriticError = "interrupt",
+    on_reject: OnReject = "continue",
+    max_trials: int = 3,
+    task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
+    memory: FeedbackMemory | None = None,
+    allowed_decisions: Sequence[str] = DECISION_TYPES,
+    tools_node: str | None = None,
+    actor_node: str | None = None,
+    name: str | None = None,
+) -> CompiledStateGraph:
+    """Guard a ReAct graph's critical tool calls with InferAct and human review.
+
+    Args:
+        graph: A ``StateGraph`` builder with a ``ToolNode``, or a compiled graph from
+            ``create_react_agent`` / ``create_agent``. It is not modified.
+        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
+        critic: Any critic instead (a baseline, or a configured ``InferActCritic``).
+        threshold: InferAct's threshold when built from ``model`` (default 0.5).
+        preset: InferAct's prompt preset when built from ``model``.
+        critical: Names of tools to treat as critical (for tools you do not own), or names
+            mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
+        checkpointer: Required for interrupts (default: the compiled graph's own, if any).
+        store: Keeps feedback across threads (default: the compiled graph's own, if any).
+        on_critic_error: ``"interrupt"`` (fail closed, default), ``"block"`` or ``"allow"``.
+        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
+        max_trials: Trials allowed with ``on_reject="retry"``.
+        task_extractor: ``state -> str`` giving the user's real task.
+        memory: Feedback memory settings (store namespace, task key).
+        allowed_decisions: Decisions offered to the human.
+        tools_node: The tool node's name, when the graph has several.
+        actor_node: The node the tools return to, when it cannot be inferred.
+        name: Name of the returned graph.
+
+    Returns:
+        A compiled graph with the same input and output as ``graph``.
+
+    Raises:
+        UnsupportedGraphError: ``graph`` is not one of the supported kinds.
+        ValueError: Bad options, or no critical tool found.
+    """
+    if isinstance(graph, CompiledStateGraph):
+        builder = getattr(graph, "builder", None)
+        if not isinstance(builder, StateGraph):
+            raise UnsupportedGraphError(f"this compiled graph has no StateGraph builder; supported: {SUPPORTED}")
+        checkpointer = checkpointer if checkpointer is not None else graph.checkpointer
+        store = store if store is not None else graph.store
+        name = name or graph.name
+    elif isinstance(graph, StateGraph):
+        builder = graph
+    else:
+        raise UnsupportedGraphError(f"with_inferact got {type(graph).__name__}; it supports {SUPPORTED}")
+    for reserved in (MEMORY_NODE, CRITIC_NODE, GATE_NODE):
+        if reserved in builder.nodes:
+            raise UnsupportedGraphError(f"the graph already has a node {reserved!r}: is it guarded twice?")
+
+    tools_name, tool_node = _find_tool_node(builder, tools_node)
+    actor = _find_actor(builder, tools_name, actor_node)
+    available = tool_node.tools_by_name
+    if critical is not None and not isinstance(critical, (Mapping, str)):
+        critical = list(critical)
+    specs = resolve_critical_tools(available.values(), critical)
+    unknown = sorted(set(specs) - set(available))
+    if unknown:
+        raise ValueError(f"critical tools {unknown} are not tools of this graph; its tools: {sorted(available)}")
+    if not specs:
+        raise ValueError(
+            "no critical tool: mark tools with @critical or pass critical=[...]; "
+            f"the graph's tools are {sorted(available)}"
+        )
+    guard = InferActGuard(
+        critic=build_critic(model=model, critic=critic, threshold=threshold, preset=preset),
+        specs=specs,
+        on_critic_error=on_critic_error,
+        on_reject=on_reject,
+        max_trials=max_trials,
+        task_extractor=task_extractor,
+        memory=memory,
+        allowed_decisions=allowed_decisions,
+    )
+
+    new = _copy_builder(builder)
+    schema = _guard_schema(builder.state_schema)
+
+    # Every route into the tool node passes the critic first when it carries a critical call.
+    for source, branches in new.branches.items():
+        for branch_name, spec in list(branches.items()):
+            ends = spec.ends
+            if ends is None or tools_name in (ends.values() if isinstance(ends, dict) else ends):
+                branches[branch_name] = _redirect_branch(spec, tools_name, guard)
+    for start, end in list(new.edges):
+        if end == tools_name and start != GATE_NODE:
+            new.edges.discard((start, end))
+            new.edges.add((start, CRITIC_NODE))
+
+    # Memory first: START -> inferact_memory -> (what START led to).
+    for start, end in list(new.edges):
+        if start == START:
+            new.edges.discard((start, end))
+            new.edges.add((MEMORY_NODE, end))
+    if START in new.branches:
+        new.branches[MEMORY_NODE] = new.branches.pop(START)
+
+    def memory_node(state: dict, config: RunnableConfig) -> dict:
+        return guard.memory_update(state, _store_from(config))
+
+    async def amemory_node(state: dict, config: RunnableConfig) -> dict:
+        return await guard.amemory_update(state, _store_from(config))
+
+    def gate_node(state: dict, config: RunnableConfig) -> dict:
+        return guard.save_feedback(guard.review(state), _store_from(config))
+
+    async def agate_node(state: dict, config: RunnableConfig) -> dict:
+        return await guard.asave_feedback(await guard.areview(state), _store_from(config))
+
+    new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
+    new.add_node(CRITIC_NODE, RunnableLambda(guard.check, afunc=guard.acheck), input_schema=schema)
+    new.add_node(GATE_NODE, RunnableLambda(gate_node, afunc=agate_node), input_schema=schema)
+    new.add_edge(START, MEMORY_NODE)
+    new.add_edge(CRITIC_NODE, GATE_NODE)
+    new.add_conditional_edges(
+        GATE_NODE, _route_after_gate(guard, tools_name, actor), [tools_name, actor, MEMORY_NODE, END]
+    )
+    compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
+    compiled.inferact_guard = guard  # type: ignore[attr-defined]
+    return compiled
+
+
+def _store_from(config: RunnableConfig) -> Any:
+    try:
+        from langgraph.config import get_store
+
+        return get_store()
+    except Exception:  # noqa: BLE001 - no store configured, or not in a graph context
+        return None
