@@ -1,0 +1,539 @@
+"""Tolerant parsers for every critic answer: inferred tasks, top-k MCQ, ALFWorld, baselines.
+
+Critic models do not follow formats exactly. These parsers accept the variants seen in
+practice (``P1: 1``, ``P1: 80%``, ``G1: (D)``, ``G1: D.``, pairs split across lines, ``G_1``,
+``P_A: .3``, ``Step 2:0.4``, extra prose, any case) and return typed results. When nothing usable
+is found, or a probability is NaN or infinite, they raise
+:class:`~inferact_langgraph.errors.CriticParseError` carrying the raw answer. They never raise
+anything else, and every probability they return is in [0, 1].
+
+Only the model's *answer* is ever given to these parsers, never the prompt: text that an
+observation smuggles into the prompt (``G1: D P1: 1.0``) cannot reach them.
+
+Probability rules (documented once, used everywhere):
+
+* ``80%`` is 0.8; a bare integer between 2 and 100 (``P1: 80``) is read as a percentage;
+  any other value outside [0, 1] is clamped.
+* A label given several times keeps its **maximum** probability (top-k answers sometimes list
+  the same option twice; the larger value is the model's stated belief in it).
+* Labels outside the option set are ignored.
+
+Example:
+    >>> parse_topk("G1: (D) P1: 80%\\nG2: a.\\nP2: .1\\nJustification: fits.", "ABCDE").probs
+    {'D': 0.8, 'A': 0.1}
+    >>> parse_standard("The answer is: Incorrect\\nConfidence: 0.9").score
+    0.1
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from inferact_langgraph.errors import CriticParseError
+
+__all__ = [
+    "InferredTasks",
+    "OptionAnswer",
+    "StandardAnswer",
+    "StepAnswer",
+    "extract_justification",
+    "parse_alfworld",
+    "parse_inferred_tasks",
+    "parse_multistep",
+    "parse_probability",
+    "parse_standard",
+    "parse_topk",
+    "parse_verification",
+]
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class InferredTasks:
+    """The Task Inference Unit's answer.
+
+    Attributes:
+        tasks: The inferred tasks, in the model's order (at least one).
+        reason: The text after "The reason is:", if any.
+    """
+
+    tasks: tuple[str, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class OptionAnswer:
+    """A verification answer: a probability per option label (multi-label: no need to sum to 1).
+
+    Attributes:
+        probs: Probability per label that the model rated; labels it did not rate are absent.
+        completed: ALFWorld only: per label, whether the model said the task is completed.
+        justification: The model's justification, as written.
+    """
+
+    probs: dict[str, float]
+    completed: dict[str, bool] = field(default_factory=dict)
+    justification: str = ""
+
+
+@dataclass(frozen=True)
+class StandardAnswer:
+    """A standard-evaluation answer (paper A.1).
+
+    Attributes:
+        correct: The model's verdict (``Correct``/``Incorrect``).
+        confidence: The stated confidence, if any.
+        score: Probability that the trajectory is on track (see :func:`parse_standard`).
+        completed: ALFWorld's ``Completion:`` field, if given.
+        justification: The model's justification.
+    """
+
+    correct: bool
+    confidence: float | None
+    score: float
+    completed: bool | None = None
+    justification: str = ""
+
+
+@dataclass(frozen=True)
+class StepAnswer:
+    """A multi-step evaluation answer (paper A.2).
+
+    Attributes:
+        scores: Probability per step, ordered by step number.
+        justification: The model's justification.
+    """
+
+    scores: tuple[float, ...]
+    justification: str = ""
+
+
+# ---------------------------------------------------------------------------- probabilities
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*%?|[-+]?(?:nan|inf(?:inity)?)\b"
+
+
+def parse_probability(token: str, *, raw: str | None = None, stage: str | None = None) -> float:
+    """Read one probability: ``0.8``, ``.8``, ``1``, ``80%``, ``80`` (a percentage); clamped.
+
+    Raises:
+        CriticParseError: Not a number, or NaN / infinite.
+
+    Example:
+        >>> [parse_probability(t) for t in ["0.85", ".3", "1", "80%", "80", "1.7", "-0.2"]]
+        [0.85, 0.3, 1.0, 0.8, 0.8, 1.0, 0.0]
+    """
+    text = token.strip()
+    percent = text.endswith("%")
+    number = text.rstrip("%").strip()
+    try:
+        value = float(number)
+    except (ValueError, OverflowError):
+        raise CriticParseError(
+            f"not a probability: {token!r}", raw=raw if raw is not None else token, stage=stage
+        ) from None
+    if math.isnan(value) or math.isinf(value):
+        raise CriticParseError(
+            f"the model gave a non-finite probability: {token!r}",
+            raw=raw if raw is not None else token,
+            stage=stage,
+        )
+    if percent:
+        value = round(value / 100.0, 12)
+    elif value > 1.0 and value <= 100.0 and value == int(value) and re.fullmatch(r"\+?\d+", number):
+        value = round(value / 100.0, 12)  # "P1: 80" means 80 %
+    return min(1.0, max(0.0, value))
+
+
+def _keep_max(pairs: Iterable[tuple[str, float]], labels: Sequence[str]) -> dict[str, float]:
+    allowed = {label.upper() for label in labels}
+    probs: dict[str, float] = {}
+    for label, value in pairs:
+        label = label.upper()
+        if label in allowed:
+            probs[label] = max(value, probs.get(label, 0.0))
+    return probs
+
+
+# ---------------------------------------------------------------------------- justification
+_JUSTIFICATION = re.compile(r"justification\s*\**\s*:\s*\**", re.IGNORECASE)
+
+
+def extract_justification(text: str) -> str:
+    """The text after the first ``Justification:`` marker, without the format's brackets.
+
+    Example:
+        >>> extract_justification("G1: D P1: 0.9\\n**Justification:** <It bought a mug.>")
+        'It bought a mug.'
+        >>> extract_justification("no marker")
+        ''
+    """
+    match = _JUSTIFICATION.search(text)
+    if not match:
+        return ""
+    body = text[match.end() :].strip()
+    if body.startswith("<") and body.endswith(">"):
+        body = body[1:-1].strip()
+    return body
+
+
+def _answer_part(text: str) -> str:
+    """The answer before the justification (the part that carries the numbers)."""
+    match = _JUSTIFICATION.search(text)
+    return text[: match.start()].rstrip("* \t") if match else text
+
+
+# ---------------------------------------------------------------------------- inferred tasks
+_REASON = re.compile(r"the\s+reasons?\s+(?:is|are)\s*\**\s*:?", re.IGNORECASE)
+_HEADER = re.compile(r"most\s+likely[^:\n]{0,80}:", re.IGNORECASE)
+_QUOTES = "\"'“”‘’`*"
+
+
+def _clean_task(text: str) -> str:
+    text = " ".join(text.split())
+    for _ in range(3):
+        before = text
+        text = text.strip().strip(_QUOTES).strip()
+        if text.startswith("<"):
+            text = text[1:]
+        text = re.sub(r">\s*[.,;]?\s*$", "", text)
+        text = re.sub(r"(?:…|\.\.\.)\s*$", "", text).strip()
+        text = re.sub(r"[,;]\s*$", "", text).strip()
+        if text == before:
+            break
+    return text
+
+
+def _sequential_markers(text: str, kind: Literal["letter", "number"]) -> list[re.Match[str]]:
+    """Markers ``A.``, ``B)``, ... (or ``1.``, ``2)`` ...) in sequence, starting at the first."""
+    if kind == "letter":
+        symbols = [chr(ord("A") + i) for i in range(26)]
+        pattern = r"(?:(?<=^)|(?<=[\s<(\[\"'“*]))\(?{}[.):]\s+"
+    else:
+        symbols = [str(i) for i in range(1, 27)]
+        pattern = r"(?:(?<=^)|(?<=[\s<(\[\"'“*]))\(?{}[.):]\s+"
+    found: list[re.Match[str]] = []
+    pos = 0
+    for symbol in symbols:
+        match = re.compile(pattern.format(re.escape(symbol)), re.MULTILINE).search(text, pos)
+        if match is None:
+            break
+        found.append(match)
+        pos = match.end()
+    return found
+
+
+def parse_inferred_tasks(
+    text: str, *, num_tasks: int | None = None, stage: str = "inference"
+) -> InferredTasks:
+    """Parse the Task Inference Unit's answer into a list of tasks.
+
+    Accepts ``A. t1 B. t2 C. t3`` on one line or several, numbered lists (``1.``/``1)``),
+    bullet lines after the header, quotes, angle brackets, and a trailing "The reason is:".
+    Fewer tasks than asked for are fine; more are cut to ``num_tasks``.
+
+    Raises:
+        CriticParseError: No task at all could be found (carries the raw answer).
+
+    Example:
+        >>> parse_inferred_tasks(
+        ...     "The 3 most likely tasks are: <A. heat a mug B. cool a mug C. \\"clean a pan\\">\\n"
+        ...     "The reason is: the agent used the microwave.").tasks
+        ('heat a mug', 'cool a mug', 'clean a pan')
+    """
+    reason = ""
+    body = text
+    reason_match = _REASON.search(body)
+    if reason_match:
+        reason = body[reason_match.end() :].strip().strip("<>").strip()
+        body = body[: reason_match.start()]
+    header = _HEADER.search(body)
+    if header:
+        body = body[header.end() :]
+
+    tasks: list[str] = []
+    for kind in ("letter", "number"):
+        markers = _sequential_markers(body, kind)  # type: ignore[arg-type]
+        if len(markers) >= 1 and (len(markers) >= 2 or header or kind == "letter"):
+            for i, marker in enumerate(markers):
+                end = markers[i + 1].start() if i + 1 < len(markers) else len(body)
+                chunk = body[marker.end() : end]
+                if i + 1 == len(markers):
+                    # the last item ends at the first blank line (prose may follow it)
+                    chunk = re.split(r"\n\s*\n", chunk, maxsplit=1)[0]
+                tasks.append(chunk)
+            break
+    if not tasks and header:
+        for line in body.splitlines():
+            line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line)
+            if line.strip():
+                tasks.append(line)
+    cleaned: list[str] = []
+    seen: set[str] = set()
+    for task in tasks:
+        task = _clean_task(task)
+        if task and task.lower() not in seen:
+            seen.add(task.lower())
+            cleaned.append(task)
+    if not cleaned:
+        raise CriticParseError(
+            "no inferred task could be parsed from the critic model's answer", raw=text, stage=stage
+        )
+    if num_tasks is not None:
+        cleaned = cleaned[:num_tasks]
+    return InferredTasks(tasks=tuple(cleaned), reason=reason)
+
+
+# ---------------------------------------------------------------------------- top-k MCQ
+_LABEL = r"[\s*]*[(\[<\"'“]?\s*(?:option\s+)?\(?([A-Za-z])\b\)?[\])>\"'”]?\.?"
+_G_RE = re.compile(r"\bG\s*_?\s*(\d+|i)?\s*\**\s*[:=]\s*" + _LABEL, re.IGNORECASE)
+_P_RE = re.compile(r"\bP\s*_?\s*(\d+|i)?\s*\**\s*[:=]\s*\**\s*(" + _NUMBER + ")", re.IGNORECASE)
+# ALFWorld: "A: Completed P_A: 0.85", also "(A) Not Completed", "P_A = .3", "PA: 1"
+_ALF_STATUS_RE = re.compile(
+    r"(?:^|(?<=[\s*]))\(?([A-Za-z])\)?\s*[:.)]\s*\**\s*<?\s*(not\s+completed|incomplete|"
+    r"uncompleted|completed|complete)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_P_LABEL_RE = re.compile(
+    r"\bP\s*_\s*\{?\(?([A-Za-z])\)?\}?\s*\**\s*[:=]\s*\**\s*(" + _NUMBER + ")"
+    r"|\bP([A-Z])\s*[:=]\s*(" + _NUMBER + ")",
+    re.IGNORECASE,
+)
+
+
+def _topk_pairs(text: str, raw: str, stage: str) -> list[tuple[str, float]]:
+    events: list[tuple[int, str, str | None, str]] = []
+    for m in _G_RE.finditer(text):
+        events.append((m.start(), "G", m.group(1), m.group(2)))
+    for m in _P_RE.finditer(text):
+        events.append((m.start(), "P", m.group(1), m.group(2)))
+    events.sort(key=lambda e: e[0])
+    pending: list[tuple[str | None, str]] = []
+    pairs: list[tuple[str, float]] = []
+    for _, kind, index, value in events:
+        if kind == "G":
+            pending.append((index, value))
+            continue
+        if not pending:
+            continue
+        # pair with the G of the same index if there is one, else with the oldest open G
+        at = next((i for i, (gi, _) in enumerate(pending) if index and gi == index), 0)
+        _, label = pending.pop(at)
+        pairs.append((label, parse_probability(value, raw=raw, stage=stage)))
+    return pairs
+
+
+def _label_pairs(text: str, raw: str, stage: str) -> list[tuple[str, float]]:
+    pairs = []
+    for m in _P_LABEL_RE.finditer(text):
+        label = m.group(1) or m.group(3)
+        value = m.group(2) or m.group(4)
+        pairs.append((label, parse_probability(value, raw=raw, stage=stage)))
+    return pairs
+
+
+def parse_topk(text: str, labels: Sequence[str], *, stage: str = "verification") -> OptionAnswer:
+    """Parse a top-k verbalized answer: ``G1: <label> P1: <prob>`` ... ``Justification:``.
+
+    Falls back to label-keyed probabilities (``P_D: 0.8``) when there are no ``G``/``P`` pairs.
+
+    Raises:
+        CriticParseError: No probability for any valid label, or a NaN/infinite one.
+
+    Example:
+        >>> parse_topk("g_1: d.  p_1: 1\\nG2: B P2: 0.2 G3: Z P3: 0.9", "ABCDE").probs
+        {'D': 1.0, 'B': 0.2}
+    """
+    if not isinstance(text, str):
+        raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    head = _answer_part(text)
+    probs: dict[str, float] = {}
+    for part in (head, text) if head != text else (text,):
+        probs = _keep_max(_topk_pairs(part, text, stage), labels)
+        if not probs:
+            probs = _keep_max(_label_pairs(part, text, stage), labels)
+        if probs:
+            break
+    if not probs:
+        raise CriticParseError(
+            "no option probability (G1: <label> P1: <prob>) could be parsed from the critic "
+            "model's answer",
+            raw=text,
+            stage=stage,
+        )
+    return OptionAnswer(probs=probs, justification=extract_justification(text))
+
+
+def parse_alfworld(
+    text: str, labels: Sequence[str], *, stage: str = "verification"
+) -> OptionAnswer:
+    """Parse the ALFWorld two-part answer: ``A: Completed P_A: 0.85`` per option.
+
+    Falls back to ``G1:/P1:`` pairs if the model used the top-k format instead.
+
+    Raises:
+        CriticParseError: No probability for any valid label, or a NaN/infinite one.
+
+    Example:
+        >>> a = parse_alfworld("A: Completed P_A: 0.85\\nB: Not Completed P_B: .3", "ABCD")
+        >>> a.probs, a.completed
+        ({'A': 0.85, 'B': 0.3}, {'A': True, 'B': False})
+    """
+    if not isinstance(text, str):
+        raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    head = _answer_part(text)
+    probs: dict[str, float] = {}
+    part = head
+    for part in (head, text) if head != text else (text,):
+        probs = _keep_max(_label_pairs(part, text, stage), labels)
+        if not probs:
+            probs = _keep_max(_topk_pairs(part, text, stage), labels)
+        if probs:
+            break
+    if not probs:
+        raise CriticParseError(
+            "no task probability (A: <Completed/Not Completed> P_A: <prob>) could be parsed "
+            "from the critic model's answer",
+            raw=text,
+            stage=stage,
+        )
+    allowed = {label.upper() for label in labels}
+    completed: dict[str, bool] = {}
+    for m in _ALF_STATUS_RE.finditer(part):
+        label = m.group(1).upper()
+        if label in allowed and label not in completed:
+            status = " ".join(m.group(2).lower().split())
+            completed[label] = status in ("completed", "complete")
+    return OptionAnswer(
+        probs=probs, completed=completed, justification=extract_justification(text)
+    )
+
+
+def parse_verification(
+    text: str,
+    labels: Sequence[str],
+    *,
+    answer_format: Literal["topk", "alfworld"] = "topk",
+    stage: str = "verification",
+) -> OptionAnswer:
+    """Dispatch to :func:`parse_topk` or :func:`parse_alfworld`.
+
+    Example:
+        >>> parse_verification("A: Completed P_A: 1", "ABCD", answer_format="alfworld").probs
+        {'A': 1.0}
+    """
+    if answer_format == "alfworld":
+        return parse_alfworld(text, labels, stage=stage)
+    return parse_topk(text, labels, stage=stage)
+
+
+# ---------------------------------------------------------------------------- baselines
+_VERDICT_RE = re.compile(
+    r"(?:the\s+answer\s+is|correctness|answer|evaluation|verdict)\s*\**\s*:?\s*\**\s*<?\s*"
+    r"(not\s+correct|incorrect|correct)\b",
+    re.IGNORECASE,
+)
+_LOOSE_VERDICT_RE = re.compile(r"\b(not\s+correct|incorrect|correct)\b", re.IGNORECASE)
+_CONFIDENCE_RE = re.compile(
+    r"confidence\s*\**\s*[:=]?\s*\**\s*<?\s*(" + _NUMBER + ")", re.IGNORECASE
+)
+_COMPLETION_RE = re.compile(
+    r"completion\s*\**\s*:\s*\**\s*<?\s*(not\s+completed|incomplete|completed|complete)\b",
+    re.IGNORECASE,
+)
+
+
+def parse_standard(text: str, *, stage: str = "standard") -> StandardAnswer:
+    """Parse a standard-evaluation answer into the probability that the agent is on track.
+
+    The paper's format is ``The answer is: <Correct/Incorrect>`` (ALFWorld: ``Correctness:``)
+    and ``Confidence: <p>``. The label decides the side of 0.5, the confidence the distance:
+    ``Correct`` with confidence c scores ``max(c, 1 - c)``, ``Incorrect`` scores
+    ``min(c, 1 - c)``. This reads "Incorrect, Confidence: 0.9" (sure it is wrong) and
+    "Incorrect, Confidence: 0.1" (the paper's wording: probability of being correct) alike as
+    0.1, and keeps the score consistent with the label. Without a confidence the score is 1.0 or
+    0.0.
+
+    Raises:
+        CriticParseError: No Correct/Incorrect verdict found, or a NaN/infinite confidence.
+
+    Example:
+        >>> parse_standard("The answer is: Correct\\nConfidence: 0.8").score
+        0.8
+        >>> parse_standard("Correctness: Incorrect\\nConfidence: 90%").score
+        0.1
+    """
+    if not isinstance(text, str):
+        raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    head = _answer_part(text)
+    match = _VERDICT_RE.search(head) or _LOOSE_VERDICT_RE.search(head)
+    if match is None:
+        raise CriticParseError(
+            "no Correct/Incorrect verdict could be parsed from the critic model's answer",
+            raw=text,
+            stage=stage,
+        )
+    correct = " ".join(match.group(1).lower().split()) == "correct"
+    conf_match = _CONFIDENCE_RE.search(head) or _CONFIDENCE_RE.search(text)
+    confidence = (
+        parse_probability(conf_match.group(1), raw=text, stage=stage) if conf_match else None
+    )
+    if confidence is None:
+        score = 1.0 if correct else 0.0
+    else:
+        score = max(confidence, 1.0 - confidence) if correct else min(confidence, 1.0 - confidence)
+        score = round(score, 12)
+    completion = _COMPLETION_RE.search(head)
+    completed = None
+    if completion:
+        completed = " ".join(completion.group(1).lower().split()) in ("completed", "complete")
+    return StandardAnswer(
+        correct=correct,
+        confidence=confidence,
+        score=score,
+        completed=completed,
+        justification=extract_justification(text),
+    )
+
+
+_STEP_RE = re.compile(
+    r"\bstep\s*_?\s*(\d+)\s*\**\s*[:=\-–]\s*\**\s*<?\s*(" + _NUMBER + ")", re.IGNORECASE
+)
+
+
+def parse_multistep(text: str, *, stage: str = "multistep") -> StepAnswer:
+    """Parse ``Step 1: 0.9`` / ``Step 2:0.4`` lines into per-step probabilities.
+
+    Steps are ordered by number; a step given several times keeps its maximum.
+
+    Raises:
+        CriticParseError: No step probability found, or a NaN/infinite one.
+
+    Example:
+        >>> parse_multistep("Step 1: 0.9\\nStep 2:0.4\\n**Step 3**: 75%\\nJustification: ok").scores
+        (0.9, 0.4, 0.75)
+    """
+    if not isinstance(text, str):
+        raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    head = _answer_part(text)
+    by_step: dict[int, float] = {}
+    for part in (head, text) if head != text else (text,):
+        for m in _STEP_RE.finditer(part):
+            step = int(m.group(1))
+            value = parse_probability(m.group(2), raw=text, stage=stage)
+            by_step[step] = max(value, by_step.get(step, 0.0))
+        if by_step:
+            break
+    if not by_step:
+        raise CriticParseError(
+            "no step probability (Step 1: <prob>) could be parsed from the critic model's answer",
+            raw=text,
+            stage=stage,
+        )
+    return StepAnswer(
+        scores=tuple(by_step[k] for k in sorted(by_step)),
+        justification=extract_justification(text),
+    )
