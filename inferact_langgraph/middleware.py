@@ -1,0 +1,223 @@
+"""``InferActMiddleware``: the InferAct guard as a ``langchain.agents.create_agent`` middleware.
+
+The critic runs inside the model step (``wrap_model_call``): as soon as the actor proposes
+critical tool calls, they are judged and the verdicts are written to state with the AI message.
+The review runs in ``after_model``: it only reads the checkpointed verdicts and calls
+``interrupt()`` for doubtful calls, so resuming never calls the critic again. Earlier feedback
+for the same task is put in the actor's context by ``before_agent``. As a last line of defence,
+``wrap_tool_call`` refuses to run a critical call that has no clean verdict or approval.
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_core.tools import tool
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> from inferact_langgraph import critical
+    >>> from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
+    >>> @critical
+    ... @tool
+    ... def buy_now(asin: str) -> str:
+    ...     '''Buy a product.'''
+    ...     return f"bought {asin}"
+    >>> actor = ScriptedChatModel(replies=[
+    ...     AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
+    ...     "Done."])
+    >>> agent = create_agent(actor, [buy_now], checkpointer=InMemorySaver(),
+    ...     middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.1]))])
+    >>> out = agent.invoke({"messages": [("user", "buy a mug")]},
+    ...                    {"configurable": {"thread_id": "m"}})
+    >>> out["__interrupt__"][0].value["action_requests"][0]["inferact"]["score"]
+    0.1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.types import Command
+
+from inferact_langgraph.critical import CriticalSpec, critical_spec, resolve_critical_tools
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.gate import InferActGuard, InferActStateKeys, OnCriticError, OnReject
+from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.review import DECISION_TYPES
+from inferact_langgraph.wrap import build_critic
+
+__all__ = ["InferActMiddleware", "InferActState"]
+
+
+class InferActState(AgentState, InferActStateKeys):
+    """``create_agent`` state with the guard's keys (checks, audit, feedback, trial)."""
+
+
+class InferActMiddleware(AgentMiddleware):
+    """Check critical tool calls with InferAct before they run; ask a human when in doubt.
+
+    Args:
+        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
+        critic: Any critic instead of InferAct on ``model``.
+        threshold: InferAct's threshold when built from ``model`` (default 0.5).
+        preset: InferAct's prompt preset when built from ``model``.
+        critical: Names of tools to treat as critical, or names mapped to specs; tools marked
+            with ``@critical`` are found by themselves.
+        on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
+        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
+        max_trials: Trials allowed with ``on_reject="retry"``.
+        task_extractor: ``state -> str`` giving the user's real task.
+        memory: Feedback memory settings; used when the agent has a store.
+        allowed_decisions: Decisions offered to the human.
+    """
+
+    state_schema = InferActState
+
+    def __init__(
+        self,
+        *,
+        model: Any = None,
+        critic: Critic | None = None,
+        threshold: float | None = None,
+        preset: str = "generic",
+        critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
+        on_critic_error: OnCriticError = "interrupt",
+        on_reject: OnReject = "continue",
+        max_trials: int = 3,
+        task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
+        memory: FeedbackMemory | None = None,
+        allowed_decisions: Sequence[str] = DECISION_TYPES,
+    ) -> None:
+        super().__init__()
+        if critical is not None and not isinstance(critical, (Mapping, str)):
+            critical = list(critical)
+        self._named = resolve_critical_tools((), critical)
+        self.guard = InferActGuard(
+            critic=build_critic(model=model, critic=critic, threshold=threshold, preset=preset),
+            specs=self._named,
+            on_critic_error=on_critic_error,
+            on_reject=on_reject,
+            max_trials=max_trials,
+            task_extractor=task_extractor,
+            memory=memory,
+            allowed_decisions=allowed_decisions,
+        )
+
+    @property
+    def name(self) -> str:  # noqa: D102 - one node name stem, like LangChain's middleware
+        return "InferActMiddleware"
+
+    # ------------------------------------------------------------------ memory
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Put earlier feedback for this task in the actor's context (once per thread)."""
+        return self.guard.memory_update(state, getattr(runtime, "store", None)) or None
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Async :meth:`before_agent`."""
+        return await self.guard.amemory_update(state, getattr(runtime, "store", None)) or None
+
+    # ------------------------------------------------------------------ the critic
+    def _learn_tools(self, request: ModelRequest) -> None:
+        for tool in request.tools or []:
+            spec = critical_spec(tool)
+            name = getattr(tool, "name", None)
+            if spec is not None and name and name not in self.guard.specs:
+                self.guard.specs[name] = spec
+
+    @staticmethod
+    def _with_answer(request: ModelRequest, response: Any) -> tuple[dict[str, Any], AIMessage | None]:
+        messages = response.result if isinstance(response, ModelResponse) else [response]
+        ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        state = dict(request.state)
+        state["messages"] = [*list(request.state.get("messages") or []), *messages]
+        return state, ai
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Any]
+    ) -> Any:
+        """Call the actor, then judge its critical tool calls and store the verdicts."""
+        self._learn_tools(request)
+        response = handler(request)
+        state, ai = self._with_answer(request, response)
+        if ai is None or not ai.tool_calls or not self.guard.needs_check(state):
+            return response
+        update = self.guard.check(state)
+        return _extend(response, update)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async :meth:`wrap_model_call`; several critical calls are judged concurrently."""
+        self._learn_tools(request)
+        response = await handler(request)
+        state, ai = self._with_answer(request, response)
+        if ai is None or not ai.tool_calls or not self.guard.needs_check(state):
+            return response
+        update = await self.guard.acheck(state)
+        return _extend(response, update)
+
+    # ------------------------------------------------------------------ the gate
+    def _finish(self, update: dict[str, Any]) -> dict[str, Any] | None:
+        route = update.pop("inferact_route", None)
+        if route == "end":
+            update["jump_to"] = "end"
+        elif route == "retry":
+            update["jump_to"] = "model"
+        return update or None
+
+    @hook_config(can_jump_to=["model", "end"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Ask a human about doubtful critical calls; apply the decisions."""
+        update = self.guard.review(state)
+        return self._finish(self.guard.save_feedback(update, getattr(runtime, "store", None)))
+
+    @hook_config(can_jump_to=["model", "end"])
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Async :meth:`after_model`."""
+        update = await self.guard.areview(state)
+        return self._finish(
+            await self.guard.asave_feedback(update, getattr(runtime, "store", None))
+        )
+
+    # ------------------------------------------------------------------ last line of defence
+    def _refusal(self, request: Any) -> ToolMessage | None:
+        call = request.tool_call
+        spec = self.guard.specs.get(call["name"]) or critical_spec(getattr(request, "tool", None))
+        if spec is None or not spec.applies(call.get("args") or {}):
+            return None
+        record = (request.state or {}).get("inferact_checks", {}).get(call.get("id"))
+        approved = record is not None and (
+            not record.get("flagged") or record.get("decision") == "approve"
+        )
+        if approved and record.get("args") == dict(call.get("args") or {}):
+            return None
+        return ToolMessage(
+            content=f"The call to {call['name']} was not executed: it has no approval from the "
+            "critic or a human.",
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="error",
+        )
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Run the tool unless it is a critical call without a clean verdict or approval."""
+        return self._refusal(request) or handler(request)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Async :meth:`wrap_tool_call`."""
+        return self._refusal(request) or await handler(request)
+
+
+def _extend(response: Any, update: dict[str, Any]) -> Any:
+    if not update:
+        return response
+    if isinstance(response, AIMessage):
+        response = ModelResponse(result=[response])
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
