@@ -1,0 +1,33 @@
+"""Offline, deterministic environments for the paper's three tasks, with scripted actors.
+
+Each environment ships its data, LangChain tools (one of them critical), a ledger of side
+effects, success checks and a :func:`scripted_actor` that plays a ReAct policy: it makes a
+plausible mistake on a first trial and corrects itself once the history holds feedback.
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> env = WebShopEnv()
+    >>> agent = create_agent(webshop_actor(env, 0), tools=env.tools, checkpointer=InMemorySaver())
+    >>> _ = agent.invoke({"messages": [("user", env.prompt(0))]},
+    ...                  {"configurable": {"thread_id": "trial-1"}})
+    >>> env.ledger[-1]["asin"], env.reward(env.ledger[-1], 0)
+    ('B0SHDCUSTM', 0.75)
+"""
+
+from inferact_langgraph.examples.alfworld import AlfWorldEnv
+from inferact_langgraph.examples.alfworld import scripted_actor as alfworld_actor
+from inferact_langgraph.examples.hotpotqa import HotPotQAEnv, normalize_answer
+from inferact_langgraph.examples.hotpotqa import scripted_actor as hotpotqa_actor
+from inferact_langgraph.examples.webshop import WebShopEnv
+from inferact_langgraph.examples.webshop import scripted_actor as webshop_actor
+
+__all__ = [
+    "AlfWorldEnv",
+    "HotPotQAEnv",
+    "WebShopEnv",
+    "alfworld_actor",
+    "hotpotqa_actor",
+    "normalize_answer",
+    "webshop_actor",
+]

@@ -1,0 +1,164 @@
+"""Helpers shared by the example environments and their scripted actors (private)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+__all__ = [
+    "FEEDBACK_PATTERN",
+    "Ledger",
+    "ToolCallRecord",
+    "ai_tool_call",
+    "episode_calls",
+    "episode_start",
+    "feedback_index",
+    "final_answer",
+    "runtime_messages",
+    "runtime_thread_id",
+    "text_of",
+]
+
+#: Words that mark human or critic feedback in the history (whole words, any case).
+FEEDBACK_PATTERN = re.compile(r"\b(rejected|reject|blocked|feedback)\b", re.IGNORECASE)
+
+Ledger = Callable[[dict[str, Any]], None] | list
+"""Where side effects are recorded: a list (appended to) or a callable (called with a record)."""
+
+
+def text_of(message: BaseMessage) -> str:
+    """The text content of a message, whatever its content type."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            parts.append(part["text"])
+    return "\n".join(parts)
+
+
+def record(ledger: Ledger, entry: dict[str, Any]) -> None:
+    """Write one side-effect record to a ledger."""
+    if isinstance(ledger, list):
+        ledger.append(entry)
+    else:
+        ledger(entry)
+
+
+def runtime_messages(runtime: Any) -> list[BaseMessage] | None:
+    """The graph's messages from an injected ``ToolRuntime``, or None outside a graph."""
+    state = getattr(runtime, "state", None)
+    if isinstance(state, dict):
+        messages = state.get("messages")
+    else:
+        messages = getattr(state, "messages", None)
+    return list(messages) if isinstance(messages, list) else None
+
+
+def runtime_thread_id(runtime: Any) -> str:
+    """The ``thread_id`` of the run from an injected ``ToolRuntime`` (``"default"`` if none)."""
+    config = getattr(runtime, "config", None) or {}
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    return str(thread_id) if thread_id is not None else "default"
+
+
+def runtime_call_id(runtime: Any) -> str | None:
+    """The id of the tool call being executed, if known."""
+    return getattr(runtime, "tool_call_id", None)
+
+
+def episode_start(messages: Sequence[BaseMessage]) -> int:
+    """Index of the last ``HumanMessage``: an episode (trial) starts with the user's message."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return 0
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of the episode that was executed (it has a non-error ``ToolMessage``)."""
+
+    name: str
+    args: dict[str, Any]
+    id: str
+    output: str
+
+
+def episode_calls(messages: Sequence[BaseMessage]) -> Iterator[ToolCallRecord]:
+    """Executed tool calls of the current episode, in order.
+
+    A call counts when a ``ToolMessage`` answers it without ``status="error"``: rejected or
+    failed calls did not change the environment. Calls still running have no answer yet.
+    """
+    start = episode_start(messages)
+    answers: dict[str, ToolMessage] = {}
+    for message in messages[start:]:
+        if isinstance(message, ToolMessage):
+            answers[message.tool_call_id] = message
+    for message in messages[start:]:
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.tool_calls:
+            answer = answers.get(call.get("id") or "")
+            if answer is None or answer.status == "error":
+                continue
+            yield ToolCallRecord(
+                call["name"], dict(call.get("args") or {}), call["id"], text_of(answer)
+            )
+
+
+def feedback_index(messages: Sequence[BaseMessage], critical_tools: Sequence[str]) -> int | None:
+    """Index of the last message carrying feedback, or None.
+
+    Feedback is a ``SystemMessage`` or ``HumanMessage`` whose text contains one of the words
+    *rejected*, *reject*, *blocked* or *feedback*, or a ``ToolMessage`` containing one of them
+    that either has ``status="error"`` or answers a critical tool (ordinary observations, such
+    as a Wikipedia page that mentions a rejected treaty, do not count).
+    """
+    found = None
+    for index, message in enumerate(messages):
+        if isinstance(message, SystemMessage | HumanMessage):
+            if FEEDBACK_PATTERN.search(text_of(message)):
+                found = index
+        elif isinstance(message, ToolMessage):
+            if (message.status == "error" or message.name in critical_tools) and (
+                FEEDBACK_PATTERN.search(text_of(message))
+            ):
+                found = index
+    return found
+
+
+def ai_tool_call(
+    messages: Sequence[BaseMessage], prefix: str, thought: str, name: str, args: dict[str, Any]
+) -> AIMessage:
+    """An ``AIMessage`` with a thought and one tool call whose id is unique in the thread."""
+    count = sum(isinstance(m, AIMessage) for m in messages)
+    call_id = f"{prefix}-{count}-{len(messages)}"
+    return AIMessage(
+        content=f"Thought: {thought}",
+        tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}],
+    )
+
+
+def final_answer(text: str) -> AIMessage:
+    """A final ``AIMessage`` without tool calls (ends a ``create_agent`` run)."""
+    return AIMessage(content=text)
+
+
+def tool_calls_since(messages: Sequence[BaseMessage], start: int) -> int:
+    """How many AI messages with tool calls follow ``messages[start]``."""
+    return sum(isinstance(m, AIMessage) and bool(m.tool_calls) for m in messages[start + 1 :])

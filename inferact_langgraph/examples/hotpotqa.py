@@ -1,0 +1,332 @@
+"""An offline HotPotQA environment with the ReAct tools ``Search``, ``Lookup`` and ``Finish``.
+
+The "Wikipedia" is the text the ReAct actor of Reflexion (Shinn et al., 2023, MIT licence) really
+saw: 150 pages keyed by the query that found them, and 52 "Could not find" answers with their
+suggestions (``examples/data/hotpotqa_wiki.json``). The 7 tasks
+(``examples/data/hotpotqa_tasks.json``) are real questions that this actor answered wrongly in
+trial 1, each with the real wrong trajectory and a corrected one.
+
+Tools: ``search(entity)``, ``lookup(keyword, entity=None)`` and ``finish(answer)``, the critical
+action, which records the answer in the ledger. ``lookup`` reads the page named by ``entity``
+or else the page of the last successful ``search`` of the episode, recomputed from the
+conversation inside a graph (so it survives an interrupt and a resume in another process), or
+from an in-memory session per thread for direct calls. Scoring is HotPotQA's normalised exact
+match.
+
+Example:
+    >>> env = HotPotQAEnv()
+    >>> search, lookup, finish = env.tools
+    >>> search.invoke({"entity": "Raffaella Reggi"})[:60]
+    'Raffaella Reggi (Italian pronunciation: [raffaˈɛlla ˈreddʒi]'
+    >>> lookup.invoke({"keyword": "born"})[:39]
+    '(Result 1 / 1) Raffaella Reggi (Italian'
+    >>> search.invoke({"entity": "Gator Country guitarist"})[:50]
+    'Could not find [Gator Country guitarist]. Similar:'
+    >>> finish.invoke({"answer": "Raffaella Reggi"})
+    'Episode finished. Answer recorded: Raffaella Reggi'
+    >>> env.reward(env.ledger[-1]["answer"], 2)
+    1.0
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from inferact_langgraph.examples._common import (
+    Ledger,
+    ai_tool_call,
+    episode_calls,
+    episode_start,
+    feedback_index,
+    final_answer,
+    record,
+    runtime_call_id,
+    runtime_messages,
+    runtime_thread_id,
+    tool_calls_since,
+)
+from inferact_langgraph.testing import ScriptedChatModel
+
+__all__ = ["HotPotQAEnv", "normalize_answer", "scripted_actor"]
+
+DATA = Path(__file__).with_name("data")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def normalize_answer(text: str) -> str:
+    """HotPotQA's answer normalisation: lower case, no punctuation, articles or extra spaces.
+
+    Example:
+        >>> normalize_answer("The  Papa Gino's!")
+        'papa ginos'
+    """
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def _key(entity: str) -> str:
+    return " ".join(entity.lower().split())
+
+
+class HotPotQAEnv:
+    """Offline Wikipedia, HotPotQA tasks, ReAct tools and an answer ledger.
+
+    Args:
+        wiki_path: JSON ``{"pages": {query: text}, "not_found": {query: [similar]}}``;
+            defaults to the bundled pages.
+        tasks_path: JSON ``{"tasks": [...]}``; defaults to the bundled tasks.
+        ledger: Where ``finish`` records answers: a list or a callable. Defaults to a list.
+
+    Attributes:
+        pages: Page text by the query that finds it.
+        tasks: Questions with gold answers, the real wrong trajectory (``trial1``) and a
+            corrected one (``corrected``).
+        ledger: ``{"env", "action", "thread_id", "tool_call_id", "answer"}`` records.
+        tools: ``[search, lookup, finish]``.
+        critical_tools: ``("finish",)``.
+
+    Example:
+        >>> env = HotPotQAEnv()
+        >>> env.task(0)["gold_answer"], env.is_success("papa ginos", 0)
+        ("Papa Gino's", True)
+    """
+
+    critical_tools: tuple[str, ...] = ("finish",)
+
+    def __init__(
+        self,
+        *,
+        wiki_path: str | Path | None = None,
+        tasks_path: str | Path | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        wiki = json.loads(Path(wiki_path or DATA / "hotpotqa_wiki.json").read_text())
+        tasks = json.loads(Path(tasks_path or DATA / "hotpotqa_tasks.json").read_text())
+        self.pages: dict[str, str] = dict(wiki["pages"])
+        self._pages_by_key = {_key(q): text for q, text in self.pages.items()}
+        self._not_found = {_key(q): list(s) for q, s in wiki.get("not_found", {}).items()}
+        self.tasks: list[dict[str, Any]] = list(tasks["tasks"])
+        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
+            raise ValueError("ledger must be a list or a callable")
+        self.ledger: Ledger = [] if ledger is None else ledger
+        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.tools: list[BaseTool] = self._make_tools()
+
+    # -- tasks and scoring ---------------------------------------------------------------------
+
+    def task(self, index: int) -> dict[str, Any]:
+        """The task at ``index``: id, question, gold_answer, trial1 and corrected plans."""
+        return self.tasks[index]
+
+    def prompt(self, index: int) -> str:
+        """The user's message that starts an episode of task ``index``."""
+        return f"Question: {self.tasks[index]['question']}"
+
+    def reward(self, answer: str | None, task: int | dict[str, Any]) -> float:
+        """1.0 when the normalised answer equals the normalised gold answer, else 0.0."""
+        task = self.tasks[task] if isinstance(task, int) else task
+        if answer is None:
+            return 0.0
+        return float(normalize_answer(answer) == normalize_answer(task["gold_answer"]))
+
+    def is_success(self, answer: str | None, task: int | dict[str, Any]) -> bool:
+        """True when the answer is an exact match (see :meth:`reward`)."""
+        return self.reward(answer, task) == 1.0
+
+    def risk(self, tool_name: str, args: dict[str, Any]) -> str:
+        """``"medium"`` for ``finish`` (a wrong answer cannot be taken back), else ``"low"``."""
+        return "medium" if tool_name == "finish" else "low"
+
+    def answers(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """Answers in the ledger (when it is a list), optionally of one thread."""
+        if not isinstance(self.ledger, list):
+            return []
+        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
+
+    def reset(self, thread_id: str = "default") -> None:
+        """Forget the in-memory last page of a thread (direct tool calls only)."""
+        self._sessions.pop(thread_id, None)
+
+    # -- wiki ----------------------------------------------------------------------------------
+
+    def page(self, entity: str) -> str | None:
+        """The page text found by searching ``entity``, or None."""
+        return self._pages_by_key.get(_key(entity))
+
+    def search_text(self, entity: str) -> str:
+        """What ``search`` answers: the page, or ``Could not find [...]. Similar: [...]``."""
+        text = self.page(entity)
+        if text is not None:
+            return text
+        similar = self._not_found.get(_key(entity))
+        if similar is None:
+            words = set(normalize_answer(entity).split())
+            scored = sorted(
+                ((-len(words & set(normalize_answer(q).split())), q) for q in self.pages),
+            )
+            similar = [q for score, q in scored if score < 0][:5]
+        return f"Could not find [{entity}]. Similar: {similar!r}"
+
+    def lookup_text(self, entity: str | None, keyword: str, occurrence: int = 1) -> str:
+        """The ``occurrence``-th sentence of page ``entity`` containing ``keyword``."""
+        if entity is None:
+            return "No page to look up: search an entity first, or pass entity=..."
+        text = self.page(entity)
+        if text is None:
+            return f"No page for [{entity}]: search it first."
+        sentences = [
+            s.strip()
+            for paragraph in text.split("\n")
+            for s in _SENTENCE.split(paragraph)
+            if s.strip()
+        ]
+        hits = [s for s in sentences if keyword.lower() in s.lower()]
+        if not hits:
+            return "No Results"
+        if occurrence > len(hits):
+            return "No More Results"
+        return f"(Result {occurrence} / {len(hits)}) {hits[occurrence - 1]}"
+
+    @staticmethod
+    def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list]:
+        """The entity of the last ``search`` that found a page, and the calls after it."""
+        entity, since = None, []
+        for name, args in history:
+            if name == "search" and args.get("_found", True):
+                entity, since = str(args.get("entity", "")), []
+            else:
+                since.append((name, args))
+        return entity, since
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
+        messages = runtime_messages(runtime)
+        if messages is None:
+            return list(self._sessions.get(runtime_thread_id(runtime), []))
+        history = []
+        for call in episode_calls(messages):
+            args = dict(call.args)
+            if call.name == "search":
+                args["_found"] = not call.output.startswith("Could not find")
+            history.append((call.name, args))
+        return history
+
+    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
+        if runtime_messages(runtime) is None:
+            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
+
+    def _make_tools(self) -> list[BaseTool]:
+        env = self
+
+        def search(entity: str, runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+            """Search[entity]: the first paragraphs of the Wikipedia page of ``entity``.
+
+            If the page does not exist, returns similar page titles to search instead.
+            """
+            text = env.search_text(entity)
+            found = not text.startswith("Could not find")
+            env._remember(runtime, "search", {"entity": entity, "_found": found})
+            return text
+
+        def lookup(
+            keyword: str,
+            entity: str | None = None,
+            runtime: ToolRuntime = None,  # type: ignore[assignment]
+        ) -> str:
+            """Lookup[keyword]: the next sentence containing ``keyword`` in the current page.
+
+            Args:
+                keyword: The word or phrase to find (case-insensitive).
+                entity: The page to read; defaults to the page of the last successful search.
+            """
+            history = env._history(runtime)
+            last, since = env.last_page(history)
+            page = entity if entity is not None else last
+            repeats = sum(
+                1
+                for name, args in since
+                if name == "lookup"
+                and str(args.get("keyword", "")).lower() == keyword.lower()
+                and (args.get("entity") is None or args.get("entity") == page)
+            )
+            env._remember(runtime, "lookup", {"keyword": keyword, "entity": entity})
+            return env.lookup_text(page, keyword, repeats + 1)
+
+        def finish(answer: str, runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+            """Finish[answer]: give the final answer to the question. Critical: it is final."""
+            record(
+                env.ledger,
+                {
+                    "env": "hotpotqa",
+                    "action": "finish",
+                    "thread_id": runtime_thread_id(runtime),
+                    "tool_call_id": runtime_call_id(runtime),
+                    "answer": answer,
+                },
+            )
+            return f"Episode finished. Answer recorded: {answer}"
+
+        tools = []
+        for func, critical in ((search, False), (lookup, False), (finish, True)):
+            tool = StructuredTool.from_function(func)
+            tool.metadata = {"critical": critical, "risk": "medium" if critical else "low"}
+            tools.append(tool)
+        return tools
+
+
+# -- scripted actor ------------------------------------------------------------------------------
+
+
+def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
+    """A deterministic ReAct actor replaying a real trajectory for task ``task_index``.
+
+    On a first trial it replays the real wrong trajectory (``task["trial1"]``: same thoughts,
+    same actions, ending with the wrong ``finish``). Once the history holds feedback (a system
+    or human message with *rejected*/*reject*/*blocked*/*feedback*, or such a tool message
+    answering ``finish`` or marked as an error), it follows ``task["corrected"]`` from its first
+    step and finishes with the gold answer. When its plan is done, or on anything unexpected, it
+    answers without tool calls.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> env = HotPotQAEnv()
+        >>> scripted_actor(env, 0).invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
+        {'entity': 'Pizza Inn'}
+    """
+    task = env.task(task_index)
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        try:
+            if not messages:
+                return final_answer("I have no question to answer.")
+            feedback = feedback_index(messages, env.critical_tools)
+            corrected = feedback is not None
+            anchor = max(episode_start(messages), feedback if corrected else -1)
+            plan = task["corrected"] if corrected else task["trial1"]
+            done = tool_calls_since(messages, anchor)
+            if done >= len(plan):
+                return final_answer(f"My answer is: {plan[-1]['args'].get('answer', '')}")
+            step = plan[done]
+            return ai_tool_call(
+                messages,
+                f"hotpotqa-{task_index}",
+                step["thought"],
+                step["tool"],
+                dict(step["args"]),
+            )
+        except Exception as error:  # never crash the graph: stop politely
+            return final_answer(f"I cannot continue ({type(error).__name__}).")
+
+    return ScriptedChatModel(responder=respond)

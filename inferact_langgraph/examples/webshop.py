@@ -1,0 +1,455 @@
+"""A small offline web shop modelled on WebShop (Yao et al., 2022), for examples and tests.
+
+The catalogue (30 products) and the user instructions (6 tasks, each with a gold product and a
+plausible near-miss, such as the paper's Figure 2: custom-size blackout shades versus 66 x 66
+inch blackout shades) are data files in ``examples/data``. The tools are ``search(query)``,
+``click(target)`` and ``buy_now(asin, options, price)``; ``buy_now`` is the critical action, and
+its risk can be computed from its arguments alone (high above $60, see :meth:`WebShopEnv.risk`).
+
+The environment keeps no per-thread state that matters across processes: inside a graph, the
+current page is recomputed from the conversation (the executed ``search`` / ``click`` calls
+since the last user message, read from the tool's injected ``ToolRuntime``), so a run can be
+interrupted, checkpointed and resumed in another process. Outside a graph (direct tool calls),
+an in-memory session per thread id stands in for the conversation. Purchases are side effects
+written to a *ledger*: a list (the default, ``env.ledger``) or any callable taking a record.
+
+Example:
+    >>> env = WebShopEnv()
+    >>> search, click, buy_now = env.tools
+    >>> print(search.invoke({"query": "66 x 66 inch blackout shades"}).splitlines()[1])
+    Page 1 (Total results: 9)
+    >>> "Price: $72.99" in click.invoke({"target": "B0SHD66X66"})
+    True
+    >>> order = {"asin": "B0SHD66X66", "options": {"color": "white"}, "price": 72.99}
+    >>> print(buy_now.invoke(order)[:59])
+    Thank you for your purchase! Order 1: Blackout Roller Shade
+    >>> env.reward(env.ledger[-1], 0), env.risk("buy_now", {"asin": "B0SHD66X66"})
+    (1.0, 'high')
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from inferact_langgraph.examples._common import (
+    Ledger,
+    ai_tool_call,
+    episode_calls,
+    episode_start,
+    feedback_index,
+    final_answer,
+    record,
+    runtime_call_id,
+    runtime_messages,
+    runtime_thread_id,
+    tool_calls_since,
+)
+from inferact_langgraph.testing import ScriptedChatModel
+
+__all__ = ["HIGH_RISK_PRICE", "WebShopEnv", "scripted_actor"]
+
+DATA = Path(__file__).with_name("data")
+#: Purchases above this price are high risk (the paper's top third of WebShop prices).
+HIGH_RISK_PRICE = 60.0
+PAGE_SIZE = 5
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+
+
+def _tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(text.lower()))
+
+
+def _fmt_options(options: dict[str, str]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in options.items())
+
+
+class WebShopEnv:
+    """An offline shop: catalogue, tasks, tools and a purchase ledger.
+
+    Args:
+        catalogue_path: JSON file ``{"products": [...]}``; defaults to the bundled catalogue.
+        tasks_path: JSON file ``{"tasks": [...]}``; defaults to the bundled tasks.
+        ledger: Where purchases are recorded: a list (appended to) or a callable receiving each
+            record. Defaults to a new list, available as :attr:`ledger`.
+
+    Attributes:
+        products: Products by ASIN.
+        tasks: The user instructions with their gold products.
+        ledger: The purchase records (``{"env", "action", "thread_id", "tool_call_id", "asin",
+            "title", "options", "price"}``).
+        tools: ``[search, click, buy_now]``.
+        critical_tools: Names of the critical tools (``("buy_now",)``).
+
+    Example:
+        >>> env = WebShopEnv()
+        >>> env.task(0)["gold"]
+        {'asin': 'B0SHD66X66', 'options': {'color': 'white'}}
+        >>> env.reward({"asin": "B0SHDCUSTM", "options": {"color": "white"}}, 0)
+        0.75
+    """
+
+    critical_tools: tuple[str, ...] = ("buy_now",)
+
+    def __init__(
+        self,
+        *,
+        catalogue_path: str | Path | None = None,
+        tasks_path: str | Path | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        catalogue = json.loads(Path(catalogue_path or DATA / "webshop_catalogue.json").read_text())
+        tasks = json.loads(Path(tasks_path or DATA / "webshop_tasks.json").read_text())
+        self.products: dict[str, dict[str, Any]] = {p["asin"]: p for p in catalogue["products"]}
+        self.tasks: list[dict[str, Any]] = list(tasks["tasks"])
+        for task in self.tasks:
+            for key in ("gold", "distractor"):
+                if task[key]["asin"] not in self.products:
+                    raise ValueError(f"task {task['id']}: unknown {key} asin {task[key]['asin']}")
+        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
+            raise ValueError("ledger must be a list or a callable")
+        self.ledger: Ledger = [] if ledger is None else ledger
+        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self._orders = 0
+        self.tools: list[BaseTool] = self._make_tools()
+
+    # -- tasks and scoring -------------------------------------------------------------------
+
+    def task(self, index: int) -> dict[str, Any]:
+        """The task at ``index`` (instruction, query, budget, attributes, gold, distractor)."""
+        return self.tasks[index]
+
+    def prompt(self, index: int) -> str:
+        """The user's message that starts an episode of task ``index``."""
+        return f"WebShop. Instruction: {self.tasks[index]['instruction']}"
+
+    def price(self, asin: str) -> float | None:
+        """The catalogue price of a product, or None if unknown."""
+        product = self.products.get(asin)
+        return None if product is None else float(product["price"])
+
+    def risk(self, tool_name: str, args: dict[str, Any]) -> str:
+        """Risk of a tool call from its arguments: ``"high"`` for purchases above $60.
+
+        The price is the catalogue price of ``args["asin"]`` (or ``args["price"]`` for an
+        unknown product); non-critical tools are ``"low"``.
+        """
+        if tool_name != "buy_now":
+            return "low"
+        price = self.price(str(args.get("asin", "")))
+        if price is None:
+            try:
+                price = float(args.get("price") or 0.0)
+            except (TypeError, ValueError):
+                price = 0.0
+        return "high" if price > HIGH_RISK_PRICE else "low"
+
+    def reward(self, purchase: dict[str, Any] | None, task: int | dict[str, Any]) -> float:
+        """WebShop-style reward of a purchase for a task, in [0, 1].
+
+        ``r_type * (matched attributes + matched options + [price <= budget]) /
+        (required attributes + required options + 1)``, where ``r_type`` is 1 for a product of
+        the requested category and 0.5 otherwise. The gold product with the gold options
+        scores 1.0. ``purchase`` is a ledger record or ``buy_now`` arguments.
+        """
+        task = self.tasks[task] if isinstance(task, int) else task
+        if not purchase or purchase.get("asin") not in self.products:
+            return 0.0
+        product = self.products[purchase["asin"]]
+        options = purchase.get("options") or {}
+        attributes = {a.lower() for a in product["attributes"]}
+        matched_attributes = sum(a.lower() in attributes for a in task["attributes"])
+        gold_options = task["gold"]["options"]
+        matched_options = sum(options.get(k) == v for k, v in gold_options.items())
+        price_ok = float(product["price"]) <= float(task["budget"])
+        r_type = 1.0 if product["category"] == task["category"] else 0.5
+        total = len(task["attributes"]) + len(gold_options) + 1
+        return round(r_type * (matched_attributes + matched_options + price_ok) / total, 4)
+
+    def is_success(self, purchase: dict[str, Any] | None, task: int | dict[str, Any]) -> bool:
+        """True when the purchase is the gold product with the gold options (reward 1.0)."""
+        return self.reward(purchase, task) == 1.0
+
+    def purchases(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """Purchases in the ledger (when it is a list), optionally of one thread."""
+        if not isinstance(self.ledger, list):
+            return []
+        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
+
+    def reset(self, thread_id: str = "default") -> None:
+        """Forget the in-memory navigation of a thread (direct tool calls only)."""
+        self._sessions.pop(thread_id, None)
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    def search_results(self, query: str) -> list[dict[str, Any]]:
+        """Products matching a query, best first (shared query words; catalogue order on ties)."""
+        words = _tokens(query)
+        scored = []
+        for order, product in enumerate(self.products.values()):
+            text = " ".join([product["title"], product["category"], *product["attributes"]])
+            score = len(words & _tokens(text))
+            if score:
+                scored.append((-score, order, product))
+        return [p for _, _, p in sorted(scored, key=lambda s: (s[0], s[1]))]
+
+    def page_state(self, history: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        """The browser state after a sequence of ``(tool_name, args)`` calls.
+
+        Returns ``{"view": "start"|"results"|"item", "query", "page", "asin", "options"}``.
+        """
+        state: dict[str, Any] = {"view": "start", "query": None, "page": 1, "asin": None}
+        state["options"] = {}
+        for name, args in history:
+            if name == "search":
+                state.update(view="results", query=str(args.get("query", "")), page=1, asin=None)
+                state["options"] = {}
+            elif name == "click":
+                self._apply_click(state, str(args.get("target", "")))
+        return state
+
+    def _apply_click(self, state: dict[str, Any], target: str) -> str | None:
+        """Apply a click to ``state``; return an error text when the click is not possible."""
+        key = target.strip().strip("[]").strip()
+        low = key.lower()
+        if key.upper() in self.products:
+            state.update(view="item", asin=key.upper())
+            state["options"] = {}
+            return None
+        if low in ("back", "back to search", "< prev", "prev", "previous"):
+            if state["view"] == "item" and state["query"] is not None:
+                state.update(view="results", asin=None)
+                state["options"] = {}
+            elif state["view"] == "results" and low != "back to search" and state["page"] > 1:
+                state["page"] -= 1
+            else:
+                state.update(view="start", query=None, page=1, asin=None)
+                state["options"] = {}
+            return None
+        if low in ("next", "next >"):
+            if state["view"] != "results":
+                return "There is no next page here."
+            pages = max(1, -(-len(self.search_results(state["query"])) // PAGE_SIZE))
+            if state["page"] >= pages:
+                return "You are on the last page."
+            state["page"] += 1
+            return None
+        if low == "buy now":
+            return "Use the buy_now tool with the product's asin and selected options to buy."
+        if state["view"] == "item":
+            product = self.products[state["asin"]]
+            for option, values in product["options"].items():
+                if low in (v.lower() for v in values):
+                    value = next(v for v in values if v.lower() == low)
+                    state["options"] = {**state["options"], option: value}
+                    return None
+            return f"Invalid click: {target!r} is not an option of {state['asin']}."
+        return f"Invalid click: {target!r} is not on this page."
+
+    def render(self, state: dict[str, Any]) -> str:
+        """The text of the page a state shows."""
+        if state["view"] == "start":
+            return "WebShop [Search]"
+        if state["view"] == "results":
+            results = self.search_results(state["query"])
+            pages = max(1, -(-len(results) // PAGE_SIZE))
+            page = min(state["page"], pages)
+            lines = ["[Back to Search]", f"Page {page} (Total results: {len(results)})"]
+            if page > 1:
+                lines.append("[< Prev]")
+            if page < pages:
+                lines.append("[Next >]")
+            for product in results[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+                lines += [f"[{product['asin']}]", product["title"], f"${product['price']:.2f}"]
+            if not results:
+                lines.append("No products match your query.")
+            return "\n".join(lines)
+        product = self.products[state["asin"]]
+        lines = ["[Back to Search]", "[< Prev]", f"[{product['asin']}] {product['title']}"]
+        lines.append(f"Price: ${product['price']:.2f}")
+        for option, values in product["options"].items():
+            lines.append(f"{option}: " + " ".join(f"[{v}]" for v in values))
+        if state["options"]:
+            lines.append(f"Selected: {_fmt_options(state['options'])}")
+        lines.append(f"Description: {product['description']}")
+        lines.append("Features: " + "; ".join(product["attributes"]))
+        lines.append("[Buy Now]")
+        return "\n".join(lines)
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
+        messages = runtime_messages(runtime)
+        if messages is not None:
+            return [(c.name, c.args) for c in episode_calls(messages)]
+        return list(self._sessions.get(runtime_thread_id(runtime), []))
+
+    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
+        if runtime_messages(runtime) is None:
+            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
+
+    def _make_tools(self) -> list[BaseTool]:
+        env = self
+
+        def search(query: str, runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+            """Search the shop for products. Returns a page of results with their ASINs."""
+            env._remember(runtime, "search", {"query": query})
+            return env.render(env.page_state([("search", {"query": query})]))
+
+        def click(target: str, runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+            """Click a button on the current page.
+
+            Args:
+                target: A product ASIN from the results (opens its page), an option value on
+                    a product page (e.g. ``"white"`` or ``"queen"``), ``"back"``, ``"next"``
+                    or ``"prev"``.
+            """
+            state = env.page_state(env._history(runtime))
+            error = env._apply_click(state, target)
+            if error:
+                return error
+            env._remember(runtime, "click", {"target": target})
+            return env.render(state)
+
+        def buy_now(
+            asin: str,
+            options: dict[str, str] | None = None,
+            price: float | None = None,
+            runtime: ToolRuntime = None,  # type: ignore[assignment]
+        ) -> str:
+            """Buy a product now. Critical and irreversible: money is spent.
+
+            Args:
+                asin: The product's ASIN.
+                options: The selected options, e.g. ``{"size": "queen", "color": "white"}``.
+                price: The price shown on the product page, in dollars (must match it).
+            """
+            product = env.products.get(asin.strip().upper())
+            if product is None:
+                return f"Error: no product with asin {asin!r}."
+            options = dict(options or {})
+            for option, value in options.items():
+                if value not in product["options"].get(option, []):
+                    return f"Error: {option}={value!r} is not an option of {product['asin']}."
+            if price is not None and abs(float(price) - float(product["price"])) > 0.005:
+                return f"Error: the listed price of {product['asin']} is ${product['price']:.2f}."
+            env._orders += 1
+            record(
+                env.ledger,
+                {
+                    "env": "webshop",
+                    "action": "buy_now",
+                    "thread_id": runtime_thread_id(runtime),
+                    "tool_call_id": runtime_call_id(runtime),
+                    "asin": product["asin"],
+                    "title": product["title"],
+                    "options": options,
+                    "price": float(product["price"]),
+                },
+            )
+            chosen = f" ({_fmt_options(options)})" if options else ""
+            return (
+                f"Thank you for your purchase! Order {env._orders}: {product['title']}{chosen}"
+                f" for ${product['price']:.2f}."
+            )
+
+        tools = []
+        for func, critical in ((search, False), (click, False), (buy_now, True)):
+            tool = StructuredTool.from_function(func)
+            tool.metadata = {"critical": critical, "risk": "high" if critical else "low"}
+            tools.append(tool)
+        return tools
+
+
+# -- scripted actor ------------------------------------------------------------------------------
+
+
+def _plan(env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], corrected: bool) -> list:
+    product = env.products[choice["asin"]]
+    steps: list[tuple[str, str, dict[str, Any]]] = []
+    first = (
+        "The earlier attempt got feedback, so I must match every requirement exactly: "
+        if corrected
+        else ""
+    )
+    steps.append(
+        (
+            f"{first}The user asks: {task['instruction']}. Let me search.",
+            "search",
+            {"query": task["query"]},
+        )
+    )
+    steps.append(
+        (
+            f"[{product['asin']}] {product['title']} looks right. Let me open it.",
+            "click",
+            {"target": product["asin"]},
+        )
+    )
+    for option, value in choice["options"].items():
+        steps.append((f"I select {option} {value}.", "click", {"target": value}))
+    if corrected:
+        why = f"This is exactly what was asked and ${product['price']:.2f} is within budget."
+    else:
+        why = choice.get("why") or "This matches the request."
+    steps.append(
+        (
+            f"{why} I will buy it.",
+            "buy_now",
+            {
+                "asin": product["asin"],
+                "options": dict(choice["options"]),
+                "price": float(product["price"]),
+            },
+        )
+    )
+    return steps
+
+
+def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
+    """A deterministic ReAct shopper for task ``task_index`` of ``env``.
+
+    On a first trial it buys the task's near-miss (``task["distractor"]``). Once the history
+    holds feedback (see :func:`inferact_langgraph.examples._common.feedback_index`: a system or
+    human message with *rejected*/*reject*/*blocked*/*feedback*, or such a tool message
+    answering ``buy_now`` or marked as an error), it shops again and buys the gold product.
+    When its plan is done, or on anything unexpected, it answers without tool calls.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> env = WebShopEnv()
+        >>> actor = scripted_actor(env, 0)
+        >>> actor.invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
+        {'query': '66 x 66 inch blackout shades'}
+    """
+    task = env.task(task_index)
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        try:
+            if not messages:
+                return final_answer("I have no instruction to follow.")
+            feedback = feedback_index(messages, env.critical_tools)
+            corrected = feedback is not None
+            anchor = max(episode_start(messages), feedback if corrected else -1)
+            choice = task["gold"] if corrected else task["distractor"]
+            plan = _plan(env, task, choice, corrected)
+            done = tool_calls_since(messages, anchor)
+            if done >= len(plan):
+                product = env.products[choice["asin"]]
+                return final_answer(
+                    f"I bought {product['title']} ({_fmt_options(choice['options'])}) "
+                    f"for ${product['price']:.2f}."
+                )
+            thought, name, args = plan[done]
+            return ai_tool_call(messages, f"webshop-{task_index}", thought, name, args)
+        except Exception as error:  # never crash the graph: stop politely
+            return final_answer(f"I cannot continue ({type(error).__name__}).")
+
+    return ScriptedChatModel(responder=respond)
