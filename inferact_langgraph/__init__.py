@@ -1,5 +1,6 @@
 """inferact-langgraph: a preemptive critic for the critical actions of LangGraph agents."""
 
+from inferact_langgraph.critical import CriticalSpec, critical
 from inferact_langgraph.critics import Critic, Usage, Verdict
 from inferact_langgraph.errors import (
     CriticError,
@@ -10,15 +11,21 @@ from inferact_langgraph.errors import (
     ResumeError,
     UnsupportedGraphError,
 )
+from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.middleware import InferActMiddleware
 from inferact_langgraph.trajectory import Step, TokenBudget, Trajectory
+from inferact_langgraph.wrap import with_inferact
 
 __all__ = [
     "Critic",
+    "CriticalSpec",
     "CriticError",
     "CriticModelError",
     "CriticParseError",
     "CriticTimeoutError",
+    "FeedbackMemory",
     "InferActError",
+    "InferActMiddleware",
     "ResumeError",
     "Step",
     "TokenBudget",
@@ -26,4 +33,6 @@ __all__ = [
     "UnsupportedGraphError",
     "Usage",
     "Verdict",
+    "critical",
+    "with_inferact",
 ]

@@ -25,7 +25,8 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, _mark_invalid_resume
+from pydantic import AfterValidator, ValidationError
 from langgraph.func import task
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import interrupt
@@ -34,7 +35,8 @@ from typing_extensions import NotRequired, TypedDict
 from inferact_langgraph.critical import CriticalSpec
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.memory import FeedbackMemory, render_feedback
-from inferact_langgraph.review import DECISION_TYPES, Decision, parse_resume
+from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, Decision, parse_resume
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
 __all__ = [
@@ -410,7 +412,7 @@ class InferActGuard:
         rounds = 0
         while ask:
             rounds += 1
-            resume = interrupt(self.review_request(ask))
+            resume = self._ask(self.review_request(ask), count=len(ask))
             decisions = parse_resume(resume, count=len(ask), allowed=self.allowed_decisions)
             next_round: list[dict] = []
             for record, decision in zip(ask, decisions, strict=True):
@@ -460,6 +462,29 @@ class InferActGuard:
             update["messages"] = messages
         update["_store_feedback"] = feedback  # popped by the caller, which owns the store
         return update
+
+    def _ask(self, request: dict[str, Any], *, count: int) -> Any:
+        """``interrupt()`` with the resume validated *before* LangGraph records it.
+
+        A malformed resume raises :class:`ResumeError` and is not saved, so the thread stays
+        interrupted and accepts a correct resume afterwards.
+        """
+        allowed = self.allowed_decisions
+
+        def validate(value: Any) -> Any:
+            parse_resume(value, count=count, allowed=allowed)
+            return value
+
+        try:
+            return interrupt(request, response_schema=Annotated[Any, AfterValidator(validate)])
+        except ValidationError as exc:
+            errors = exc.errors()
+            cause = errors[0].get("ctx", {}).get("error") if errors else None
+            error = cause if isinstance(cause, ResumeError) else ResumeError(
+                str(exc), expected=EXPECTED_SHAPE, received=None
+            )
+            _mark_invalid_resume(error)
+            raise error from None
 
     def _apply(
         self,
