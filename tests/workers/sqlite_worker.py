@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
@@ -29,12 +28,14 @@ def buy_now(asin: str) -> str:
     return f"bought {asin}"
 
 
-actor = ScriptedChatModel(
-    replies=[
-        AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
-        "done",
-    ]
-)
+def policy(messages: list) -> AIMessage | str:
+    # Decides from the history, not from a counter: this process may start mid-run.
+    if any(m.type == "tool" for m in messages):
+        return "done"
+    return AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}])
+
+
+actor = ScriptedChatModel(responder=policy)
 critic = ScriptedCritic(scores=[0.1])
 from langchain.agents import create_agent  # noqa: E402
 
