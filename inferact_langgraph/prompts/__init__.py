@@ -13,7 +13,8 @@ trajectories or tasks. After the paper's text every prompt gets one sentence of 
 Example:
     >>> from inferact_langgraph.trajectory import Step, Trajectory
     >>> preset = get_preset("webshop")
-    >>> traj = Trajectory("red mug", (Step("search[red mug]", "Results {x}"), Step("click[Buy Now]")))
+    >>> steps = (Step("search[red mug]", "Results {x}"), Step("click[Buy Now]"))
+    >>> traj = Trajectory("red mug", steps)
     >>> prompt = preset.inference_prompt(preset.mask(traj).render(), num_tasks=3)
     >>> "red mug" in prompt, "infer the 3 most likely user’s instructions" in prompt
     (False, True)
@@ -186,7 +187,9 @@ class Preset:
 
     def __post_init__(self) -> None:
         if self.answer_format not in ("topk", "alfworld"):
-            raise ValueError(f"answer_format must be 'topk' or 'alfworld', got {self.answer_format!r}")
+            raise ValueError(
+                f"answer_format must be 'topk' or 'alfworld', got {self.answer_format!r}"
+            )
         for attr, (required, allowed) in _REQUIRED_FIELDS.items():
             found = fields_of(getattr(self, attr))
             if not required <= found <= allowed:
