@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +46,11 @@ def prompt_text(messages: Sequence[BaseMessage]) -> str:
         content = message.content
         parts.append(content if isinstance(content, str) else str(content))
     return "\n".join(parts)
+
+
+def _new_id(index: int) -> str:
+    # Unique across processes: a message id that repeats would replace an earlier message.
+    return f"scripted-{index}-{uuid.uuid4().hex[:12]}"
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -114,8 +120,8 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(reply, BaseException):
             raise reply
         if isinstance(reply, AIMessage):
-            return reply.model_copy(update={"id": reply.id or f"scripted-{index}"})
-        return AIMessage(content=str(reply), id=f"scripted-{index}")
+            return reply.model_copy(update={"id": reply.id or _new_id(index)})
+        return AIMessage(content=str(reply), id=_new_id(index))
 
     def _generate(
         self,
