@@ -57,6 +57,10 @@ class TableCritic(Critic):
         self.in_flight = 0
         self.max_in_flight = 0
 
+    def cache_fingerprint(self):
+        """Only the scores decide the answers (calls, failures and delay do not)."""
+        return {"scores": self.scores, "threshold": self.threshold}
+
     async def _aevaluate(self, trajectory, *, risk=None):
         self.calls += 1
         self.in_flight += 1
@@ -95,3 +99,32 @@ def records(n: int = 12, *, prices: bool = False) -> list[dict]:
 def write_jsonl(path: Path, recs: list) -> Path:
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in recs) + "\n")
     return path
+
+
+_INFERRED = ("alpha question", "beta question", "gamma question")
+
+
+def paper_judge(messages) -> str:
+    """A scripted critic model that answers every prompt of the real critics in its format.
+
+    The probability it gives is a hash of the prompt, so answers are deterministic.
+    """
+    import re
+
+    text = messages[-1].content if messages else ""
+    p = float(prompt_score(messages))
+    if "G1:" in text:  # InferAct verification: put p on the option that is the real task
+        options = re.findall(r"^([A-E])\. (.+)$", text, re.M)
+        real = [lab for lab, opt in options
+                if opt.strip() not in _INFERRED and "none of the above" not in opt.lower()]
+        label = real[0] if real else "A"
+        return f"G1: {label} P1: {p:.2f}\nJustification: scripted."
+    if "most likely" in text:  # InferAct task inference
+        return (f"The 3 most likely questions are:\nA. {_INFERRED[0]} B. {_INFERRED[1]} "
+                f"C. {_INFERRED[2]}\nThe reason is: scripted.")
+    if "Step 1: <" in text:  # multi-step evaluation: one probability per action
+        n = len(re.findall(r"^Action \d+:", text, re.M)) or 1
+        steps = "\n".join(f"Step {i}: {min(1.0, p + 0.05 * i):.2f}" for i in range(1, n + 1))
+        return steps + "\nJustification: scripted."
+    verdict = "Correct" if p >= 0.5 else "Incorrect"  # standard evaluation (and its samples)
+    return f"The answer is: {verdict}\nConfidence: {max(p, 1 - p):.2f}\nJustification: scripted."

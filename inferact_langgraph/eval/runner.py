@@ -142,7 +142,9 @@ def critic_fingerprint(critic: Critic) -> dict[str, Any]:
 
     It holds the critic's class and name, every public attribute but time-outs and retries
     (threshold, preset, risk-awareness, token budget, sample counts, aggregation ...) and the
-    :func:`model_identity` of its model.
+    :func:`model_identity` of its model. A critic may instead define a ``cache_fingerprint()``
+    method returning JSON-able data (advisable when it keeps mutable public state, such as
+    counters, that does not change its answers).
 
     Example:
         >>> from inferact_langgraph.critics import Critic
@@ -158,6 +160,11 @@ def critic_fingerprint(critic: Critic) -> dict[str, Any]:
         "class": f"{type(critic).__module__}.{type(critic).__qualname__}",
         "name": critic.name,
     }
+    custom = getattr(critic, "cache_fingerprint", None)
+    if callable(custom):
+        fingerprint["custom"] = _jsonable(custom(), 1)
+        fingerprint["model"] = model_identity(getattr(critic, "model", None))
+        return fingerprint
     for key, value in sorted(vars(critic).items()):
         if key.startswith("_") or key in _NOT_SEMANTIC:
             continue
@@ -166,11 +173,20 @@ def critic_fingerprint(critic: Critic) -> dict[str, Any]:
     return fingerprint
 
 
-def cache_key(critic: Critic, item: LabelledTrajectory) -> str:
-    """The cache key of one check: critic fingerprint, model, risk and trajectory content."""
+def cache_key(
+    critic: Critic, item: LabelledTrajectory, *, fingerprint: Mapping[str, Any] | None = None
+) -> str:
+    """The cache key of one check: critic fingerprint, model, risk and trajectory content.
+
+    Args:
+        critic: The critic.
+        item: The trajectory.
+        fingerprint: A precomputed :func:`critic_fingerprint` (the runner takes it once, at
+            the start of a run, so counters a critic keeps cannot change keys mid-run).
+    """
     payload = {
         "v": CACHE_VERSION,
-        "critic": critic_fingerprint(critic),
+        "critic": fingerprint if fingerprint is not None else critic_fingerprint(critic),
         "risk": item.risk,
         "trajectory": item.content_hash,
     }
@@ -335,6 +351,7 @@ class EvalRunner:
     results: dict[str, dict[str, Outcome]] = field(default_factory=dict, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
     interrupted: bool = field(default=False, init=False)
+    _fingerprints: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.critics:
@@ -358,6 +375,7 @@ class EvalRunner:
         self.stats = RunStats(total=len(items) * len(self.critics))
         self.interrupted = False
         semaphore = asyncio.Semaphore(int(self.concurrency))
+        self._fingerprints = {name: critic_fingerprint(c) for name, c in self.critics.items()}
         bar = self._bar()
         started = time.perf_counter()
         tasks = [
@@ -397,7 +415,11 @@ class EvalRunner:
         bar: Any,
     ) -> None:
         cache = self.cache if isinstance(self.cache, VerdictCache) else None
-        key = cache_key(critic, item) if cache is not None else None
+        key = (
+            cache_key(critic, item, fingerprint=self._fingerprints[name])
+            if cache is not None
+            else None
+        )
         outcome: Outcome | None = None
         if cache is not None and key is not None:
             hit = await cache.aget(key)
