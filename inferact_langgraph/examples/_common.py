@@ -145,18 +145,26 @@ def feedback_index(messages: Sequence[BaseMessage], critical_tools: Sequence[str
 def ai_tool_call(
     messages: Sequence[BaseMessage], prefix: str, thought: str, name: str, args: dict[str, Any]
 ) -> AIMessage:
-    """An ``AIMessage`` with a thought and one tool call whose id is unique in the thread."""
+    """An ``AIMessage`` with a thought and one tool call, with ids unique in the thread.
+
+    The message id and the tool call id derive from the length of the history, so a new model
+    instance (another process resuming the thread) never reuses an id: ``add_messages`` would
+    otherwise replace an earlier message that has the same id.
+    """
     count = sum(isinstance(m, AIMessage) for m in messages)
     call_id = f"{prefix}-{count}-{len(messages)}"
     return AIMessage(
+        id=f"{prefix}-msg-{len(messages)}",
         content=f"Thought: {thought}",
         tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}],
     )
 
 
-def final_answer(text: str) -> AIMessage:
-    """A final ``AIMessage`` without tool calls (ends a ``create_agent`` run)."""
-    return AIMessage(content=text)
+def final_answer(
+    text: str, messages: Sequence[BaseMessage] = (), prefix: str = "final"
+) -> AIMessage:
+    """A final ``AIMessage`` without tool calls (ends a run); its id is unique in the thread."""
+    return AIMessage(id=f"{prefix}-msg-{len(messages)}", content=text)
 
 
 def tool_calls_since(messages: Sequence[BaseMessage], start: int) -> int:

@@ -427,15 +427,19 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer("I have no task.")
+                return final_answer("I have no task.", messages, f"alfworld-{task_index}")
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
             last = messages[-1]
             if isinstance(last, ToolMessage) and text_of(last) == NOTHING:
-                return final_answer("My last action did nothing; I stop here.")
+                return final_answer(
+                    "My last action did nothing; I stop here.", messages, f"alfworld-{task_index}"
+                )
             if tool_calls_since(messages, anchor) >= _MAX_STEPS:
-                return final_answer("I have taken too many steps; I stop here.")
+                return final_answer(
+                    "I have taken too many steps; I stop here.", messages, f"alfworld-{task_index}"
+                )
             if corrected:
                 goal = {"object": task["object"], "operation": task["operation"]}
                 why = f"The task asks to {task['operation']} a {task['object']}."
@@ -445,10 +449,10 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
             goal["target"] = task["target"]
             action = _next_action(env, env.state(messages), goal, why)
             if isinstance(action, str):
-                return final_answer(action)
+                return final_answer(action, messages, f"alfworld-{task_index}")
             thought, name, args = action
             return ai_tool_call(messages, f"alfworld-{task_index}", thought, name, args)
         except Exception as error:  # never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).")
+            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)

@@ -310,14 +310,20 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer("I have no question to answer.")
+                return final_answer(
+                    "I have no question to answer.", messages, f"hotpotqa-{task_index}"
+                )
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
             plan = task["corrected"] if corrected else task["trial1"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                return final_answer(f"My answer is: {plan[-1]['args'].get('answer', '')}")
+                return final_answer(
+                    f"My answer is: {plan[-1]['args'].get('answer', '')}",
+                    messages,
+                    f"hotpotqa-{task_index}",
+                )
             step = plan[done]
             return ai_tool_call(
                 messages,
@@ -327,6 +333,6 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
                 dict(step["args"]),
             )
         except Exception as error:  # never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).")
+            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)

@@ -434,7 +434,9 @@ def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer("I have no instruction to follow.")
+                return final_answer(
+                    "I have no instruction to follow.", messages, f"webshop-{task_index}"
+                )
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
@@ -445,11 +447,13 @@ def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
                 product = env.products[choice["asin"]]
                 return final_answer(
                     f"I bought {product['title']} ({_fmt_options(choice['options'])}) "
-                    f"for ${product['price']:.2f}."
+                    f"for ${product['price']:.2f}.",
+                    messages,
+                    f"webshop-{task_index}",
                 )
             thought, name, args = plan[done]
             return ai_tool_call(messages, f"webshop-{task_index}", thought, name, args)
         except Exception as error:  # never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).")
+            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)
