@@ -59,6 +59,10 @@ class InferredTasks:
     Attributes:
         tasks: The inferred tasks, in the model's order (at least one).
         reason: The text after "The reason is:", if any.
+
+    Example:
+        >>> parse_inferred_tasks("1. buy a mug\\n2. buy a cup").tasks
+        ('buy a mug', 'buy a cup')
     """
 
     tasks: tuple[str, ...]
@@ -73,6 +77,10 @@ class OptionAnswer:
         probs: Probability per label that the model rated; labels it did not rate are absent.
         completed: ALFWorld only: per label, whether the model said the task is completed.
         justification: The model's justification, as written.
+
+    Example:
+        >>> parse_topk("G1: B P1: 0.6 G2: B P2: 0.9", "ABC").probs  # repeated label: max
+        {'B': 0.9}
     """
 
     probs: dict[str, float]
@@ -90,6 +98,11 @@ class StandardAnswer:
         score: Probability that the trajectory is on track (see :func:`parse_standard`).
         completed: ALFWorld's ``Completion:`` field, if given.
         justification: The model's justification.
+
+    Example:
+        >>> a = parse_standard("The answer is: Correct\\nConfidence: 0.7\\nJustification: ok")
+        >>> a.correct, a.confidence, a.score, a.justification
+        (True, 0.7, 0.7, 'ok')
     """
 
     correct: bool
@@ -106,6 +119,10 @@ class StepAnswer:
     Attributes:
         scores: Probability per step, ordered by step number.
         justification: The model's justification.
+
+    Example:
+        >>> parse_multistep("Step 2: 0.5 Step 1: 1").scores
+        (1.0, 0.5)
     """
 
     scores: tuple[float, ...]

@@ -135,6 +135,10 @@ class OrderAnswer:
         probs: Probability per *original* label (labels the model did not rate are absent).
         completed: ALFWorld: completion per original label.
         justification: The model's justification (its labels are those it was shown).
+
+    Example:
+        >>> OrderAnswer(order="reversed", probs={"D": 0.7}).probs["D"]
+        0.7
     """
 
     order: str
