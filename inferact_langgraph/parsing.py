@@ -134,14 +134,22 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*%?|[-+]?(?:nan|inf(?
 
 
 def parse_probability(token: str, *, raw: str | None = None, stage: str | None = None) -> float:
-    """Read one probability: ``0.8``, ``.8``, ``1``, ``80%``, ``80`` (a percentage); clamped.
+    """Read one probability: ``0.8``, ``.8``, ``1``, ``80%``, ``80`` (a percentage).
+
+    A value that is neither in [0, 1] nor a percentage (``1.7``, ``7.5``, ``-0.2``, ``120%``) is
+    an error, not clamped: clamping nonsense to 1.0 would approve a critical call on a broken
+    answer (fail open). The guard turns the error into a human review (fail closed).
 
     Raises:
-        CriticParseError: Not a number, or NaN / infinite.
+        CriticParseError: Not a number, NaN / infinite, or out of range.
 
     Example:
-        >>> [parse_probability(t) for t in ["0.85", ".3", "1", "80%", "80", "1.7", "-0.2"]]
-        [0.85, 0.3, 1.0, 0.8, 0.8, 1.0, 0.0]
+        >>> [parse_probability(t) for t in ["0.85", ".3", "1", "80%", "80", "7"]]
+        [0.85, 0.3, 1.0, 0.8, 0.8, 0.07]
+        >>> parse_probability("1.7")
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.errors.CriticParseError: probability out of range [0, 1]: '1.7'
     """
     text = token.strip()
     percent = text.endswith("%")
@@ -162,7 +170,13 @@ def parse_probability(token: str, *, raw: str | None = None, stage: str | None =
         value = round(value / 100.0, 12)
     elif value > 1.0 and value <= 100.0 and value == int(value) and re.fullmatch(r"\+?\d+", number):
         value = round(value / 100.0, 12)  # "P1: 80" means 80 %
-    return min(1.0, max(0.0, value))
+    if not 0.0 <= value <= 1.0:
+        raise CriticParseError(
+            f"probability out of range [0, 1]: {token!r}",
+            raw=raw if raw is not None else token,
+            stage=stage,
+        )
+    return value
 
 
 def _keep_max(pairs: Iterable[tuple[str, float]], labels: Sequence[str]) -> dict[str, float]:

@@ -78,7 +78,6 @@ def test_inferred_tasks_nothing_raises_with_raw(text):
         ("g1: d p1: 0.8", {"D": 0.8}),
         ("Sure. My guesses:\nG1: **D** P1: 0.7 because it fits.\nJustification: x", {"D": 0.7}),
         ("G1: Option D P1: 0.6", {"D": 0.6}),
-        ("G1: D P1: 1.7 G2: A P2: -0.3", {"D": 1.0, "A": 0.0}),
         ("G1: D P1: 80", {"D": 0.8}),
         # a label given twice keeps its maximum; labels outside the options are ignored
         ("G1: D P1: 0.3 G2: D P2: 0.6 G3: Z P3: 0.9", {"D": 0.6}),
@@ -90,6 +89,13 @@ def test_inferred_tasks_nothing_raises_with_raw(text):
 )
 def test_topk_variants(text, expected):
     assert parse_topk(text, LABELS).probs == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["G1: D P1: 1.7", "G1: D P1: 7.5", "G1: D P1: -0.3", "G1: D P1: 120%"])
+def test_out_of_range_probabilities_are_errors_not_clamped(text):
+    # Clamping 7.5 to 1.0 would approve a critical call on a nonsense answer.
+    with pytest.raises(CriticParseError, match="out of range"):
+        parse_topk(text, LABELS)
 
 
 def test_topk_ignores_numbers_in_the_justification():
