@@ -1,0 +1,287 @@
+"""Offline builders for the demo graphs: the scripted actor and an ORACLE-scripted critic model.
+
+Nothing here is live judgement. :func:`oracle_critic_model` returns a
+:class:`~inferact_langgraph.testing.ScriptedChatModel` that answers InferAct's two prompts
+(task inference, task verification) in the paper's text formats, but decides the probabilities
+by looking up the *gold* answer of the task in the environment's data: it is an oracle, for an
+offline demo and for tests. Anything that shows its output must say so (see
+:data:`ORACLE_LABEL`).
+
+:func:`build_env_graph` is the shared builder behind ``graphs/webshop.py``,
+``graphs/hotpotqa.py`` and ``graphs/alfworld.py`` (and ``inferact demo``), so the CLI works
+after a non-editable install, where ``graphs/`` is not available.
+
+Example:
+    >>> from langgraph.checkpoint.memory import InMemorySaver
+    >>> env, graph = build_env_graph("webshop", checkpointer=InMemorySaver())
+    >>> cfg = {"configurable": {"thread_id": "doc"}}
+    >>> out = graph.invoke({"messages": [("user", env.prompt(0))]}, cfg)
+    >>> request = out["__interrupt__"][0].value["action_requests"][0]
+    >>> request["name"], request["inferact"]["score"] < request["inferact"]["threshold"]
+    ('buy_now', True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents import create_agent
+
+from inferact_langgraph import CriticalSpec, with_inferact
+from inferact_langgraph.critics import InferActCritic
+from inferact_langgraph.examples import (
+    AlfWorldEnv,
+    HotPotQAEnv,
+    WebShopEnv,
+    alfworld_actor,
+    hotpotqa_actor,
+    normalize_answer,
+    webshop_actor,
+)
+from inferact_langgraph.testing import ScriptedChatModel, prompt_text
+
+__all__ = [
+    "ENVIRONMENTS",
+    "ORACLE_LABEL",
+    "SYSTEM_PROMPTS",
+    "build_env_graph",
+    "make_env",
+    "make_scripted_actor",
+    "oracle_critic_model",
+    "oracle_feedback",
+]
+
+ENVIRONMENTS: tuple[str, ...] = ("webshop", "hotpotqa", "alfworld")
+
+#: How the scripted critic model must be described wherever its output is shown.
+ORACLE_LABEL = "scripted oracle answers (offline demo) — not live judgement"
+
+SYSTEM_PROMPTS: dict[str, str] = {
+    "webshop": "You are a shopping assistant. Use search, click and buy_now to buy exactly what "
+    "the user asks for. Think step by step (ReAct).",
+    "hotpotqa": "You answer multi-hop questions with search(entity), lookup(keyword) and "
+    "finish(answer). Think step by step (ReAct).",
+    "alfworld": "You act in a household with go_to, open, take, put, heat, cool and clean to "
+    "complete the user's task. Think step by step (ReAct).",
+}
+
+_DESCRIPTIONS: dict[str, str] = {
+    "buy_now": "Buys a product: money is spent and the order cannot be undone.",
+    "finish": "Submits the final answer: a wrong answer cannot be taken back.",
+    "heat": "Heats an object: changes its physical state irreversibly.",
+    "cool": "Cools an object: changes its physical state irreversibly.",
+    "clean": "Cleans an object with water.",
+}
+
+_ENV_CLASSES = {"webshop": WebShopEnv, "hotpotqa": HotPotQAEnv, "alfworld": AlfWorldEnv}
+_ACTORS = {"webshop": webshop_actor, "hotpotqa": hotpotqa_actor, "alfworld": alfworld_actor}
+
+
+def _check_name(name: str) -> str:
+    if name not in ENVIRONMENTS:
+        raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENVIRONMENTS)}")
+    return name
+
+
+def make_env(name: str) -> Any:
+    """A fresh environment: ``webshop``, ``hotpotqa`` or ``alfworld``."""
+    return _ENV_CLASSES[_check_name(name)]()
+
+
+def make_scripted_actor(name: str, env: Any, task_index: int) -> ScriptedChatModel:
+    """The environment's scripted ReAct actor (errs on trial 1, corrects after feedback)."""
+    return _ACTORS[_check_name(name)](env, task_index)
+
+
+# ---------------------------------------------------------------------------- oracle critic
+_ACTION = re.compile(r"^Action \d+: (\w+)\((.*)\)\s*$", re.M)
+_OPTION = re.compile(r"^([A-Z])\. (.*)$", re.M)
+_ARG = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+_MARKERS = ("The candidate user’s instructions are", "The candidate questions are as follows:",
+            "The candidate tasks are as follows:")
+
+
+def _actions(chain: str) -> list[tuple[str, dict[str, str]]]:
+    return [(m.group(1), dict(_ARG.findall(m.group(2)))) for m in _ACTION.finditer(chain)]
+
+
+def _task_texts(name: str, env: Any) -> list[str]:
+    if name == "webshop":
+        return [t["instruction"] for t in env.tasks]
+    if name == "hotpotqa":
+        return [t["question"] for t in env.tasks]
+    return [t["instruction"] for t in env.tasks]
+
+
+def _find_task(name: str, env: Any, option_text: str) -> int | None:
+    low = " ".join(option_text.lower().split())
+    for index, text in enumerate(_task_texts(name, env)):
+        if " ".join(text.lower().split()) in low:
+            return index
+    return None
+
+
+def _judge(name: str, env: Any, task_index: int, actions: list) -> tuple[bool, str, list[str]]:
+    """(is the trajectory right for the task?, why, three tasks the actions suggest)."""
+    task = env.task(task_index)
+    if name == "webshop":
+        buys = [a for n, a in actions if n == "buy_now"]
+        asin = buys[-1].get("asin", "").upper() if buys else ""
+        product = env.products.get(asin)
+        ok = asin == task["gold"]["asin"]
+        title = product["title"].lower() if product else "a product"
+        inferred = [
+            f"i need {title}, and price lower than {float(product['price']) + 10 if product else 50:.2f} dollars",
+            f"i am looking for {product['category'] if product else 'an item'} that can be cut to any size",
+            f"i want a cheap {product['category'] if product else 'item'} in white",
+        ]
+        why = (f"the bought product {asin} is the requested one" if ok else
+               f"the bought product {asin} ({title}) does not meet the explicit requirements; "
+               f"the instruction asks for: {task['instruction']}")
+        return ok, why, inferred
+    if name == "hotpotqa":
+        finishes = [a for n, a in actions if n == "finish"]
+        answer = finishes[-1].get("answer", "") if finishes else ""
+        ok = normalize_answer(answer) == normalize_answer(task["gold_answer"])
+        searched = [a.get("entity", "") for n, a in actions if n == "search"]
+        topic = " and ".join(searched[:2]) or "this topic"
+        inferred = [
+            f"Which one is the answer {answer!s} about {topic}?",
+            f"What is {answer} known for?",
+            f"Where is {searched[0] if searched else answer} based?",
+        ]
+        why = (f"the trajectory's answer '{answer}' answers the question" if ok else
+               f"the answer '{answer}' is not supported as the answer to: {task['question']}")
+        return ok, why, inferred
+    treated = [(n, a.get("obj", "")) for n, a in actions if n in ("heat", "cool", "clean")]
+    ok = bool(treated) and all(
+        op == task["operation"] and obj.split(" ")[0] == task["object"] for op, obj in treated
+    )
+    op, obj = treated[-1] if treated else ("move", "something")
+    kind = obj.split(" ")[0] if obj else "object"
+    inferred = [f"{op} some {kind} and put it in fridge", f"{op} some {kind} and put it in countertop",
+                f"put a {op}ed {kind} in cabinet"]
+    why = (f"the agent does '{op}' on the {kind}, as the task requires" if ok else
+           f"the agent does '{op}' on the {kind}, but the task is: {task['instruction']}")
+    return ok, why, inferred
+
+
+def oracle_critic_model(name: str, env: Any | None = None) -> ScriptedChatModel:
+    """A critic model whose answers are ORACLE-scripted from the environment's gold data.
+
+    It answers the Task Inference prompt with three tasks read off the actions
+    ("The 3 most likely ... are: A. ... B. ... C. ...") and the Task Verification prompt with
+    ``G1: <label> P1: <p>`` lines (``A: Completed P_A: <p>`` for ALFWorld) plus a
+    justification. The option that holds the user's real task gets 0.9 when the trajectory's
+    critical action matches the gold answer (webshop: the gold asin; hotpotqa: the gold answer;
+    alfworld: the task's operation on the task's object), else 0.1. Offline demo only: it is
+    not live judgement (see :data:`ORACLE_LABEL`).
+    """
+    name = _check_name(name)
+    env = env if env is not None else make_env(name)
+
+    def respond(messages: list) -> str:
+        prompt = prompt_text(messages)
+        marker = next((m for m in _MARKERS if m in prompt), None)
+        if marker is None:  # Task Inference Unit
+            actions = _actions(prompt)
+            _, why, inferred = _judge(name, env, 0, actions) if actions else (False, "", [])
+            inferred = inferred or ["do something", "do something else", "do a third thing"]
+            noun = {"webshop": "user’s instructions", "hotpotqa": "questions"}.get(name, "tasks")
+            return (f"The 3 most likely {noun} are: A. {inferred[0]} B. {inferred[1]} "
+                    f"C. {inferred[2]}. The reason is: these tasks match the actions taken "
+                    "(oracle-scripted answer).")
+        chain, _, tail = prompt.partition(marker)
+        actions = _actions(chain)
+        options = _OPTION.findall(tail)
+        real = [(label, _find_task(name, env, text)) for label, text in options]
+        real = [(label, index) for label, index in real if index is not None]
+        if not real:
+            return "G1: A P1: 0.5\nJustification: the real task is not among the options."
+        label, task_index = real[0]
+        ok, why, _ = _judge(name, env, task_index, actions)
+        p_true = 0.9 if ok else 0.1
+        others = [lab for lab, text in options if lab != label]
+        if name == "alfworld":
+            done = "Completed"
+            lines = [f"{label}: {done} P_{label}: {p_true}"]
+            if others:
+                lines.append(f"{others[0]}: {done} P_{others[0]}: {0.2 if ok else 0.8}")
+        else:
+            lines = [f"G1: {label} P1: {p_true}"]
+            if others:
+                lines.insert(0 if not ok else 1, f"G{2 if ok else 1}: {others[0]} "
+                             f"P{2 if ok else 1}: {0.2 if ok else 0.8}")
+                lines = sorted(lines)
+        return "\n".join(lines) + f"\nJustification: {why} (oracle-scripted answer)."
+
+    return ScriptedChatModel(responder=respond)
+
+
+def oracle_feedback(name: str, env: Any, task_index: int) -> str:
+    """A simulated human's natural-language feedback from the gold answer (paper A.5 style)."""
+    task = env.task(task_index)
+    if name == "webshop":
+        gold = env.products[task["gold"]["asin"]]
+        options = ", ".join(f"{k}: {v}" for k, v in task["gold"]["options"].items())
+        return (f"Rejected: that product does not match my instruction. I asked for "
+                f"'{task['instruction']}'. Please buy {gold['title']} ({gold['asin']}"
+                f"{', ' + options if options else ''}) instead.")
+    if name == "hotpotqa":
+        return (f"Rejected: that answer is wrong. Check both entities again; the correct answer "
+                f"to '{task['question']}' is {task['gold_answer']}.")
+    return (f"Rejected: do not {task['distractor']['operation']} the {task['object']}. "
+            f"The task is to {task['instruction']}: use the right appliance to "
+            f"{task['operation']} it.")
+
+
+# ---------------------------------------------------------------------------- graphs
+def build_env_graph(
+    name: str,
+    *,
+    actor_model: Any = None,
+    critic_model: Any = None,
+    critic: Any = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    task_index: int = 0,
+    env: Any = None,
+    threshold: float = 0.5,
+    **options: Any,
+) -> tuple[Any, Any]:
+    """``(env, graph)``: the environment's ReAct agent guarded by InferAct.
+
+    Defaults are offline: the scripted actor for ``task_index`` and InferAct on
+    :func:`oracle_critic_model`. ``options`` go to :func:`~inferact_langgraph.with_inferact`.
+    """
+    name = _check_name(name)
+    env = env if env is not None else make_env(name)
+    actor = actor_model if actor_model is not None else make_scripted_actor(name, env, task_index)
+    if critic is None:
+        model = critic_model if critic_model is not None else oracle_critic_model(name, env)
+        critic = InferActCritic(model=model, preset=name, threshold=threshold)
+    specs = {
+        tool: CriticalSpec(
+            risk=(lambda args, tool=tool: env.risk(tool, args)),
+            description=_DESCRIPTIONS.get(tool, f"{tool} is critical."),
+        )
+        for tool in env.critical_tools
+    }
+    agent = create_agent(actor, env.tools, system_prompt=SYSTEM_PROMPTS[name])
+    graph = with_inferact(
+        agent, critic=critic, critical=specs, checkpointer=checkpointer, store=store,
+        name=f"inferact_{name}", **options,
+    )
+    return env, graph
+
+
+def graph_builder(name: str) -> Callable[..., Any]:
+    """A ``build_graph(**kwargs)`` for one environment, returning just the compiled graph."""
+
+    def build_graph(**kwargs: Any) -> Any:
+        return build_env_graph(name, **kwargs)[1]
+
+    build_graph.__doc__ = f"The {name} ReAct agent guarded by InferAct (see build_env_graph)."
+    return build_graph
