@@ -1,0 +1,132 @@
+"""Run every benchmark of issue 7 and rewrite docs/benchmarks.md (a few minutes on 2 cores).
+
+Usage: python bench/run_all.py [--quick] [--no-write]
+  --quick   tiny sizes (a smoke run; the numbers are not meaningful)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+import bench_cache  # noqa: E402
+import bench_compare  # noqa: E402
+import bench_concurrency  # noqa: E402
+import bench_latency  # noqa: E402
+import bench_offpath  # noqa: E402
+import bench_prompt_tokens  # noqa: E402
+import bench_resume  # noqa: E402
+
+FULL = {
+    "1": (bench_latency, []),
+    "2": (bench_offpath, []),
+    "3": (bench_resume, []),
+    "4": (bench_prompt_tokens, []),
+    "5": (bench_concurrency, []),
+    "6": (bench_compare, []),
+    "7": (bench_cache, []),
+}
+QUICK = {
+    "1": (bench_latency, ["--delays", "0.02", "--reps", "2"]),
+    "2": (bench_offpath, ["--steps", "5", "--reps", "2", "--modes", "sync"]),
+    "3": (bench_resume, ["--prefix", "1", "--reps", "2"]),
+    "4": (bench_prompt_tokens, ["--lengths", "5", "50", "--seeds", "1"]),
+    "5": (bench_concurrency, ["--n", "20", "--delay", "0.02", "--reps", "1"]),
+    "6": (bench_compare, ["--limit", "4", "--latency-n", "1", "--delay", "0.01"]),
+    "7": (bench_cache, ["--delay", "0.01", "--reps", "1", "--lengths", "0"]),
+}
+
+
+def summary(results: dict) -> str:
+    rows = []
+    if "1" in results:
+        for r in results["1"]:
+            m = C.median(r["check"])
+            rows.append([f"1. check latency, d = {r['d'] * 1000:.0f} ms",
+                         f"{m:.2f} d (3 sequential calls: {C.median(r['seq']):.2f} d)", "<= 2.2 d",
+                         "met" if m <= 2.2 else f"missed by {(m - 2.2) / 2.2 * 100:.0f}%"])
+    if "2" in results:
+        for r in results["2"]:
+            for name in ("with_inferact", "InferActMiddleware"):
+                m = C.median(r["cpu_ratio"][name])
+                ok = m <= 1.05 and r["critic_calls"][name] == 0
+                rows.append([
+                    f"2. {r['steps']} non-critical steps, {name} ({r['mode']})",
+                    f"CPU x{m:.3f} (wall x{C.median(r['ratio'][name]):.2f}), "
+                    f"{C.median(r['cpu_overhead_us'][name]):.0f} µs/step, "
+                    f"{r['critic_calls'][name]} critic calls",
+                    "<= 1.05, 0 calls", "met" if ok else f"missed by {(m - 1.05) * 100:.0f} points"])
+    if "3" in results:
+        r = results["3"]
+        for name in ("with_inferact", "InferActMiddleware"):
+            m = C.median(r["cpu_ratio"][name])
+            calls = r["resume_critic_calls"][name]
+            rows.append([f"3. resume vs HITL, {name}",
+                         f"CPU x{m:.3f} (wall x{C.median(r['ratio'][name]):.2f}), {calls} critic calls",
+                         "<= 1 (5% tolerance), 0 calls",
+                         "met" if m <= 1.05 and calls == 0 else "missed"])
+    if "4" in results:
+        rs = results["4"]
+        rows.append(["4. prompt tokens per call, 5 -> 500 steps",
+                     f"{rs[0]['bounded']:.0f} -> {rs[-1]['bounded']:.0f} "
+                     f"(unbounded: {rs[-1]['unbounded']:.0f})", "linear, then flat", "met"])
+    if "5" in results:
+        r = results["5"]
+        m = C.median(r["check"])
+        rows.append([f"5. {r['n']} concurrent checks, d = {r['d'] * 1000:.0f} ms",
+                     f"{m:.2f} d (bare model calls: {C.median(r['ref']):.2f} d); "
+                     f"{r['mem_per_check_kb']:.0f} KiB per pending check", "<= 3 d",
+                     "met" if m <= 3 else f"missed, {m / 3:.1f}x the target"])
+    if "6" in results:
+        r = results["6"]
+        base = C.median(r["standard"]["input"])
+        rows.append(["6. per-check cost on the 90 trajectories",
+                     "; ".join(f"{k}: {C.median(x['calls']):.0f} calls, "
+                               f"{C.median(x['input']) / base:.2f}x tokens"
+                               for k, x in r.items()), "a table", "done"])
+    if "7" in results:
+        g = results["7"]["graph"]
+        rows.append(["7. identical pending call checked again",
+                     f"{g['second']['calls']} model calls (no cache in the guard)",
+                     "0 calls on a hit", "missed (not implemented)"])
+    return C.table(["target", "measured (median)", "target", "status"], rows)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--only", nargs="+", default=None, help="targets to run, e.g. 1 4")
+    args = ap.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    results, failed = {}, []
+    t_all = time.perf_counter()
+    for key, (module, bench_args) in plan.items():
+        if args.only and key not in args.only:
+            continue
+        extra = ["--no-write"] if args.no_write else []
+        t0 = time.perf_counter()
+        print(f"\n=== target {key}: {module.__name__} {' '.join(bench_args + extra)}", flush=True)
+        try:
+            results[key] = module.main(bench_args + extra)
+        except Exception:  # noqa: BLE001 - report and go on with the others
+            traceback.print_exc()
+            failed.append(key)
+        print(f"=== target {key} took {time.perf_counter() - t0:.1f} s", flush=True)
+    body = summary(results) + (
+        f"\n\nWhole suite: {time.perf_counter() - t_all:.0f} s wall. "
+        + (f"Failed: {', '.join(failed)}." if failed else "")
+    )
+    C.emit("0", "Summary", body, write=not args.no_write and not args.only)
+    if failed:
+        raise SystemExit(f"benchmarks failed: {failed}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
