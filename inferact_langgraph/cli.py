@@ -134,3 +134,39 @@ def eval_command(
         errors.print("[yellow]interrupted: the report covers the checks that finished; run "
                      "the same command again to resume from the cache.[/yellow]")
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+@app.command("demo")
+def demo_command(
+    env: Annotated[str, typer.Argument(help="webshop, hotpotqa or alfworld.")],
+    task: Annotated[int, typer.Option("--task", min=0, help="Task index.")] = 0,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Actor model (init_chat_model string); default: the scripted policy.")
+    ] = None,
+    critic_model: Annotated[str | None, typer.Option(
+        "--critic-model", help="Critic model; default: scripted oracle answers (offline).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="An OpenAI-compatible endpoint for --model / --critic-model.")] = None,
+    api_key: Annotated[str | None, typer.Option(
+        "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url.")
+    ] = None,
+    auto_feedback: Annotated[bool, typer.Option(
+        "--auto-feedback", help="A simulated human rejects with feedback (unattended runs).")
+    ] = False,
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Resume this thread (from --db).")] = None,
+    db: Annotated[Path, typer.Option(
+        "--db", dir_okay=False, help="SQLite file for checkpoints and feedback memory.")
+    ] = Path(".inferact-demo.sqlite"),
+) -> None:
+    """Run one task end to end: the actor acts, InferAct checks, a human reviews, retry."""
+    from inferact_langgraph.demo import DemoError, run_demo
+
+    try:
+        code = run_demo(env, task=task, model=model, critic_model=critic_model,
+                        base_url=base_url, api_key=api_key, auto_feedback=auto_feedback,
+                        thread=thread, db=db)
+    except DemoError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    raise typer.Exit(code)

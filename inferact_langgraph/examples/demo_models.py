@@ -201,9 +201,12 @@ def oracle_critic_model(name: str, env: Any | None = None) -> ScriptedChatModel:
         if not real:
             return "G1: A P1: 0.5\nJustification: the real task is not among the options."
         label, task_index = real[0]
-        ok, why, _ = _judge(name, env, task_index, actions)
+        ok, why, inferred = _judge(name, env, task_index, actions)
         p_true = 0.9 if ok else 0.1
-        others = [lab for lab, text in options if lab != label]
+        first = " ".join(inferred[0].split()).lower()
+        others = [lab for lab, text in options if lab != label and text.strip().lower() == first]
+        others = others or [lab for lab, text in options
+                            if lab != label and text.strip() != "None of the above"]
         if name == "alfworld":
             done = "Completed"
             lines = [f"{label}: {done} P_{label}: {p_true}"]

@@ -1,0 +1,291 @@
+"""``inferact demo``: one task of an example environment, end to end, in the terminal.
+
+The actor acts, InferAct checks the critical action (inferred tasks, option probabilities,
+score versus threshold), and when it doubts, the person at the keyboard approves, edits or
+rejects with feedback (or, with ``auto_feedback``, a simulated human rejects with feedback built
+from the gold answer). A rejection ends the trial; the next trial runs in a new thread and gets
+the feedback from the store. Checkpoints and the store live in one SQLite file, so
+``--thread`` resumes an interrupted demo after the terminal was closed.
+
+Offline by default, and it says so on screen: the actor is a scripted policy and the critic
+model gives ORACLE-scripted answers (decided from the gold data), never live judgement.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.types import Command
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from inferact_langgraph.examples.demo_models import (
+    ENVIRONMENTS,
+    ORACLE_LABEL,
+    build_env_graph,
+    make_env,
+    oracle_feedback,
+)
+
+__all__ = ["DemoError", "run_demo"]
+
+EXIT_NO_TTY = 2
+
+
+class DemoError(Exception):
+    """A demo that cannot run (bad options, no terminal); the message says why."""
+
+
+def _open_persistence(db: Path) -> tuple[Any, Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.store.sqlite import SqliteStore
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    saver = SqliteSaver(sqlite3.connect(str(db), check_same_thread=False))
+    store = SqliteStore(sqlite3.connect(str(db), check_same_thread=False, isolation_level=None))
+    store.setup()
+    return saver, store
+
+
+def _is_success(name: str, env: Any, values: dict, task: int) -> bool:
+    """Success of a finished trial, read from the thread's final tool results."""
+    messages = values.get("messages") or []
+    if name == "webshop":
+        bought = [r for r in env.purchases()]
+        return bool(bought) and env.is_success(bought[-1], task)
+    if name == "hotpotqa":
+        for message in reversed(messages):
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    if call["name"] == "finish":
+                        done = any(isinstance(m, ToolMessage) and m.tool_call_id == call["id"]
+                                   and m.status != "error" for m in messages)
+                        return done and env.is_success(call["args"].get("answer"), task)
+        return False
+    text = str(messages[-1].content) if messages else ""
+    wanted = {"heat": "hot", "cool": "cool", "clean": "clean"}[env.task(task)["operation"]]
+    return env.task(task)["object"] in text and f" {wanted} " in f" {text} "
+
+
+class _Demo:
+    def __init__(self, name: str, task: int, console: Console, auto_feedback: bool,
+                 graph_kwargs: dict, checkpointer: Any, store: Any,
+                 critic_label: str = ORACLE_LABEL) -> None:
+        self.critic_label = critic_label
+        self.name, self.task, self.console, self.auto = name, task, console, auto_feedback
+        self.env = make_env(name)
+        self.kwargs = graph_kwargs
+        _, self.graph = build_env_graph(
+            name, env=self.env, task_index=task, checkpointer=checkpointer, store=store,
+            on_reject="end", **graph_kwargs)
+
+    # ------------------------------------------------------------------ output
+    def show_update(self, node: str, update: Any) -> None:
+        if not isinstance(update, dict):
+            return
+        for message in update.get("messages") or []:
+            if isinstance(message, AIMessage):
+                thought = str(message.content).strip()
+                if thought:
+                    self.console.print(f"[dim]{escape(thought)}[/dim]")
+                for call in message.tool_calls:
+                    args = json.dumps(call["args"], ensure_ascii=False)
+                    self.console.print(f"[bold cyan]Action:[/bold cyan] {escape(call['name'])}({escape(args)})")
+            elif isinstance(message, ToolMessage):
+                text = str(message.content)
+                short = text if len(text) <= 400 else text[:400] + " …"
+                self.console.print(f"[green]Observation:[/green] {escape(short)}")
+            elif node == "inferact_memory":
+                self.console.print(Panel(str(message.content),
+                                         title="memory: feedback from an earlier trial"))
+        if node == "inferact_critic":
+            for record in (update.get("inferact_checks") or {}).values():
+                self.show_check(record)
+
+    def show_check(self, record: dict) -> None:
+        verdict = record.get("verdict") or {}
+        table = Table(title=f"InferAct check of {record.get('tool')}"
+                      f"({json.dumps(record.get('args'), ensure_ascii=False)})", show_lines=False, caption=f"critic model: {self.critic_label}")
+        table.add_column("option")
+        table.add_column("candidate task")
+        table.add_column("p", justify="right")
+        options = verdict.get("options") or []
+        probs = verdict.get("option_probs") or {}
+        n_inferred = len(verdict.get("inferred_tasks") or [])
+        for i, text in enumerate(options):
+            label = chr(ord("A") + i)
+            role = " (inferred)" if i < n_inferred else (" [user's task]" if i == n_inferred
+                                                         else "")
+            table.add_row(escape(label + role), escape(text), f"{probs.get(label, 0.0):.2f}")
+        self.console.print(table)
+        if record.get("error"):
+            self.console.print(f"[red]critic error:[/red] {record['error']}")
+        score, threshold = record.get("score"), record.get("threshold")
+        flagged = record.get("flagged")
+        self.console.print(
+            f"score p(user's task) = {score if score is None else f'{score:.2f}'}"
+            f" vs threshold {threshold} -> "
+            + ("[bold red]DOUBT: ask the human[/bold red]" if flagged
+               else "[bold green]OK: the action runs[/bold green]"))
+        if verdict.get("justification"):
+            self.console.print(f"[dim]critic's justification: {escape(verdict['justification'])}[/dim]")
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, interrupt_value: dict) -> Any:
+        requests = interrupt_value.get("action_requests") or []
+        if self.auto:
+            feedback = oracle_feedback(self.name, self.env, self.task)
+            self.console.print(Panel(f"reject, with feedback: {feedback}",
+                                     title="decision (simulated human, --auto-feedback)"))
+            return {"decisions": [{"type": "reject", "message": feedback} for _ in requests]}
+        decisions = []
+        for request in requests:
+            self.console.print(Panel(
+                f"{request.get('description')}\n{request['name']}"
+                f"({json.dumps(request['args'], ensure_ascii=False)})",
+                title="InferAct asks you"))
+            choice = self.console.input("[a]pprove / [e]dit / [r]eject with feedback? ").strip()
+            choice = (choice[:1] or "r").lower()
+            if choice == "a":
+                decisions.append({"type": "approve"})
+            elif choice == "e":
+                raw = self.console.input("new arguments as JSON: ")
+                try:
+                    args = json.loads(raw)
+                except json.JSONDecodeError:
+                    self.console.print("[red]not JSON: rejecting instead[/red]")
+                    decisions.append({"type": "reject", "message": "Rejected: bad edit."})
+                    continue
+                decisions.append({"type": "edit", "edited_action": {
+                    "name": request["name"], "args": args}})
+            else:
+                text = self.console.input("feedback for the agent: ").strip()
+                decisions.append({"type": "reject",
+                                  "message": text or "Rejected: this is not what I asked for."})
+            self.console.print(f"decision: {decisions[-1]['type']}")
+        return {"decisions": decisions}
+
+    # ------------------------------------------------------------------ trials
+    def run_trial(self, thread: str, start: Any) -> tuple[bool, bool]:
+        """Run (or resume) one trial; returns (rejected?, success?)."""
+        cfg = {"configurable": {"thread_id": thread}}
+        payload, rejected = start, False
+        while True:
+            interrupted = None
+            for chunk in self.graph.stream(payload, cfg, stream_mode="updates"):
+                for node, update in chunk.items():
+                    if node == "__interrupt__":
+                        interrupted = update[0].value
+                    else:
+                        self.show_update(node, update)
+            if interrupted is None:
+                break
+            decision = self.decide(interrupted)
+            rejected = rejected or any(d["type"] == "reject" for d in decision["decisions"])
+            payload = Command(resume=decision)
+        values = self.graph.get_state(cfg).values
+        ok = _is_success(self.name, self.env, values, self.task)
+        return rejected, ok
+
+
+def run_demo(
+    env_name: str,
+    *,
+    task: int = 0,
+    model: str | None = None,
+    critic_model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    auto_feedback: bool = False,
+    thread: str | None = None,
+    db: Path = Path(".inferact-demo.sqlite"),
+    max_trials: int = 2,
+    console: Console | None = None,
+    stdin_isatty: bool | None = None,
+) -> int:
+    """Run the demo; returns the exit code (0: the last trial succeeded)."""
+    console = console or Console()
+    errors = Console(stderr=True)
+    if env_name not in ENVIRONMENTS:
+        raise DemoError(f"unknown environment {env_name!r}; choose one of {', '.join(ENVIRONMENTS)}")
+    tty = sys.stdin.isatty() if stdin_isatty is None else stdin_isatty
+    if not auto_feedback and not tty:
+        errors.print("error: stdin is not a terminal, so nobody can review InferAct's doubts. "
+                     "Run `inferact demo` in a terminal, or pass --auto-feedback for a "
+                     "simulated human (CI, pipes).")
+        return EXIT_NO_TTY
+    env = make_env(env_name)
+    if not 0 <= task < len(env.tasks):
+        raise DemoError(f"--task must be between 0 and {len(env.tasks) - 1} for {env_name}")
+
+    graph_kwargs: dict[str, Any] = {}
+    actor_label, critic_label = "scripted policy", ORACLE_LABEL
+    if model or critic_model or base_url:
+        from inferact_langgraph.eval import factory
+
+        try:
+            if model:
+                graph_kwargs["actor_model"] = factory.build_model(
+                    model, base_url=base_url, api_key=api_key)
+                actor_label = f"live model {model}" + (f" at {base_url}" if base_url else "")
+            if critic_model or base_url:
+                name = critic_model or model
+                if not name:
+                    raise DemoError("--base-url needs --critic-model (or --model) to name the model")
+                graph_kwargs["critic_model"] = factory.build_model(
+                    name, base_url=base_url, api_key=api_key)
+                critic_label = f"live model {name}" + (f" at {base_url}" if base_url else "")
+        except factory.ModelSetupError as exc:
+            raise DemoError(str(exc)) from None
+
+    checkpointer, store = _open_persistence(Path(db))
+    demo = _Demo(env_name, task, console, auto_feedback, graph_kwargs, checkpointer, store,
+                 critic_label)
+    console.print(Panel(
+        f"environment: {env_name} (offline, deterministic), task {task}\n"
+        f"actor: {actor_label}\n"
+        f"critic: InferAct (task inference + verification), threshold 0.5\n"
+        f"critic model: {critic_label}\n"
+        f"human: {'simulated (--auto-feedback), feedback from the gold answer' if auto_feedback else 'you, at this terminal'}\n"
+        f"checkpoints + feedback memory: {db}",
+        title="inferact demo"))
+    console.print(f"[bold]Task:[/bold] {demo.env.prompt(task)}")
+
+    base = thread or f"{env_name}-task{task}-{uuid.uuid4().hex[:8]}"
+    trial, start = 1, {"messages": [("user", demo.env.prompt(task))]}
+    if thread:
+        state = demo.graph.get_state({"configurable": {"thread_id": thread}})
+        if state.values and state.next:
+            console.print(f"resuming thread {thread} where it stopped")
+            start = None
+            if state.interrupts:
+                start = Command(resume=demo.decide(state.interrupts[0].value))
+        elif state.values:
+            console.print(f"thread {thread} is finished; starting the next trial")
+            trial = 2
+    ok = False
+    while trial <= max_trials:
+        current = base if trial == 1 else f"{base}-trial{trial}"
+        console.rule(f"Trial {trial} (thread {current})")
+        rejected, ok = demo.run_trial(current, start)
+        console.print(f"trial {trial}: " + ("[bold green]SUCCESS[/bold green]" if ok else
+                                           "[bold red]not successful[/bold red]")
+                      + (" (the action was rejected; the feedback is in memory)" if rejected
+                         else ""))
+        if ok or not rejected:
+            break
+        trial += 1
+        start = {"messages": [("user", demo.env.prompt(task))]}
+        console.print("The next trial starts in a new thread; InferAct's memory puts the "
+                      "feedback in context.")
+    console.print(f"resume or inspect later with: inferact demo {env_name} --task {task} "
+                  f"--thread {base} --db {db}")
+    return 0 if ok else 1
