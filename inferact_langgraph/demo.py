@@ -152,7 +152,7 @@ class _Demo:
                 f"{request.get('description')}\n{request['name']}"
                 f"({json.dumps(request['args'], ensure_ascii=False)})",
                 title="InferAct asks you"))
-            choice = self.console.input("[a]pprove / [e]dit / [r]eject with feedback? ").strip()
+            choice = self.console.input(escape("[a]pprove / [e]dit / [r]eject with feedback? ")).strip()
             choice = (choice[:1] or "r").lower()
             if choice == "a":
                 decisions.append({"type": "approve"})

@@ -48,3 +48,14 @@ def test_demo_rejects_unknown_env(tmp_path):
                                       "--db", str(tmp_path / "d.sqlite")])
     assert result.exit_code != 0
     assert "unknown environment" in result.output
+
+
+def test_demo_interactive_reject_then_success(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from inferact_langgraph.demo import run_demo
+
+    answers = iter(["r", "Rejected: buy the 66 x 66 inch shade, not the custom size one."])
+    monkeypatch.setattr("builtins.input", lambda *a, **k: next(answers))
+    code = run_demo("webshop", db=Path(tmp_path / "d.sqlite"), stdin_isatty=True)
+    assert code == 0
