@@ -149,17 +149,17 @@ def test_probability_7_is_read_as_7_percent_and_reviewed() -> None:
     assert shop.bought == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parse_probability clamps an out-of-range probability (7.0, 7.5, 1.7) to 1.0, so a "
-    "nonsense answer approves the critical call without review (fail open)",
-)
 @pytest.mark.parametrize("value", ["7.0", "7.5"])
 def test_out_of_range_probability_fails_closed(value: str) -> None:
     shop = Shop()
     graph = guarded(shop, InferActCritic(model=judge(value)))
-    out = graph.invoke({"messages": [("user", TASK)]}, cfg())
+    config = cfg()
+    out = graph.invoke({"messages": [("user", TASK)]}, config)
     assert shop.bought == [] and "__interrupt__" in out
+    error = out["__interrupt__"][0].value["action_requests"][0]["inferact"]["error"]
+    assert error.startswith("CriticParseError") and "out of range" in error
+    graph.invoke(APPROVE, config)
+    assert shop.bought == ["B01"]
 
 
 # ---------------------------------------------------------------------------- prompt injection
