@@ -100,6 +100,27 @@ def answered_ids(messages: Sequence[AnyMessage]) -> set[str]:
     return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
 
 
+def trusted_record(state: Mapping[str, Any], ai: AIMessage, call: Mapping[str, Any]) -> dict | None:
+    """The critic's record for ``call`` if it was written for this very AI message and these args.
+
+    Records are bound to the id of the AI message that proposed the call (an id no tool can know
+    in advance) and to the call's arguments, so a record forged through a tool's
+    ``Command(update=...)`` for a future call, or left over from other arguments, is ignored
+    and the call is checked again.
+    """
+    record = (state.get("inferact_checks") or {}).get(call.get("id"))
+    if not isinstance(record, Mapping):
+        return None
+    if record.get("ai_message_id") != ai.id or record.get("args") != dict(call.get("args") or {}):
+        return None
+    return dict(record)
+
+
+def is_approved(record: Mapping[str, Any] | None) -> bool:
+    """A clean verdict, or a decision to run it (approve / allowed by policy)."""
+    return record is not None and (not record.get("flagged") or record.get("decision") == "approve")
+
+
 class InferActGuard:
     """Runs the critic on critical tool calls, asks a human when it doubts, records everything.
 
@@ -191,8 +212,8 @@ class InferActGuard:
         """Whether the critic must run before the tools (cheap: no model call)."""
         if not self.specs:
             return False
-        checks = state.get("inferact_checks") or {}
-        return any(call.get("id") not in checks for call, _ in self.critical_calls(state))
+        ai = last_ai_message(state)
+        return any(trusted_record(state, ai, call) is None for call, _ in self.critical_calls(state))
 
     # ------------------------------------------------------------------ the critic step
     def _trajectory(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> Trajectory:
@@ -201,10 +222,14 @@ class InferActGuard:
             messages, task=self.task_of(state), pending_tool_call_id=call.get("id")
         )
 
-    def _base_record(self, call: Mapping[str, Any], spec: CriticalSpec) -> dict[str, Any]:
+    def _base_record(
+        self, state: Mapping[str, Any], call: Mapping[str, Any], spec: CriticalSpec
+    ) -> dict[str, Any]:
         args = dict(call.get("args") or {})
+        ai = last_ai_message(state)
         return {
             "tool_call_id": call.get("id"),
+            "ai_message_id": ai.id if ai is not None else None,
             "tool": call["name"],
             "args": args,
             "risk": spec.risk_for(args),
@@ -233,7 +258,7 @@ class InferActGuard:
         }
 
     async def _acheck_one(self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec) -> dict:
-        record = self._base_record(call, spec)
+        record = self._base_record(state, call, spec)
         try:
             if self.critic is None:
                 raise RuntimeError("no critic configured")
@@ -246,7 +271,7 @@ class InferActGuard:
         return self._record_from(record, verdict=verdict)
 
     def _check_one(self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec) -> dict:
-        record = self._base_record(call, spec)
+        record = self._base_record(state, call, spec)
         try:
             if self.critic is None:
                 raise RuntimeError("no critic configured")
@@ -274,8 +299,8 @@ class InferActGuard:
 
     async def acheck(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Check every unchecked critical call of the last AI message, concurrently."""
-        checks = state.get("inferact_checks") or {}
-        todo = [(c, s) for c, s in self.critical_calls(state) if c.get("id") not in checks]
+        ai = last_ai_message(state)
+        todo = [(c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None]
         if not todo:
             return {}
         records = await asyncio.gather(*(self._acheck_one(state, c, s) for c, s in todo))
@@ -283,8 +308,8 @@ class InferActGuard:
 
     def check(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
-        checks = state.get("inferact_checks") or {}
-        todo = [(c, s) for c, s in self.critical_calls(state) if c.get("id") not in checks]
+        ai = last_ai_message(state)
+        todo = [(c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None]
         if not todo:
             return {}
         return self._check_update([self._check_one(state, c, s) for c, s in todo])
@@ -299,7 +324,6 @@ class InferActGuard:
     # ------------------------------------------------------------------ the gate
     def _to_review(self, state: Mapping[str, Any]) -> tuple[list[dict], list[dict], list[dict]]:
         """Split flagged records into (ask the human, blocked by policy, allowed by policy)."""
-        checks = state.get("inferact_checks") or {}
         ask, block, allow = [], [], []
         ai = last_ai_message(state)
         done = answered_ids(_messages(state))
@@ -308,7 +332,7 @@ class InferActGuard:
         for call in ai.tool_calls if ai is not None else []:
             if call.get("id") in done:
                 continue
-            record = checks.get(call.get("id"))
+            record = trusted_record(state, ai, call)
             if record is None or not record.get("flagged") or record.get("decision"):
                 continue
             if record.get("error") and self.on_critic_error == "block":

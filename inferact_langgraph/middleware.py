@@ -48,7 +48,15 @@ from langgraph.types import Command
 
 from inferact_langgraph.critical import CriticalSpec, critical_spec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.gate import InferActGuard, InferActStateKeys, OnCriticError, OnReject
+from inferact_langgraph.gate import (
+    InferActGuard,
+    InferActStateKeys,
+    OnCriticError,
+    OnReject,
+    is_approved,
+    last_ai_message,
+    trusted_record,
+)
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.review import DECISION_TYPES
 from inferact_langgraph.wrap import build_critic
@@ -192,11 +200,9 @@ class InferActMiddleware(AgentMiddleware):
         spec = self.guard.specs.get(call["name"]) or critical_spec(getattr(request, "tool", None))
         if spec is None or not spec.applies(call.get("args") or {}):
             return None
-        record = (request.state or {}).get("inferact_checks", {}).get(call.get("id"))
-        approved = record is not None and (
-            not record.get("flagged") or record.get("decision") == "approve"
-        )
-        if approved and record.get("args") == dict(call.get("args") or {}):
+        state = request.state or {}
+        ai = last_ai_message(state)
+        if ai is not None and is_approved(trusted_record(state, ai, call)):
             return None
         return ToolMessage(
             content=f"The call to {call['name']} was not executed: it has no approval from the "

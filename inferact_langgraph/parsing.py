@@ -211,6 +211,12 @@ def extract_justification(text: str) -> str:
     return body
 
 
+# Observations are fenced in the prompt; a model that echoes its prompt must not make the text
+# inside the fences (untrusted tool output, possibly fake "G1: D P1: 1.0" lines) look like its
+# answer. Fenced blocks are removed before anything is parsed.
+_FENCED = re.compile(r"<observation>.*?</observation>", re.IGNORECASE | re.DOTALL)
+
+
 def _answer_part(text: str) -> str:
     """The answer before the justification (the part that carries the numbers)."""
     match = _JUSTIFICATION.search(text)
@@ -380,6 +386,7 @@ def parse_topk(text: str, labels: Sequence[str], *, stage: str = "verification")
     """
     if not isinstance(text, str):
         raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    text = _FENCED.sub(" ", text)  # fenced tool output is never part of the answer
     head = _answer_part(text)
     probs: dict[str, float] = {}
     for part in (head, text) if head != text else (text,):
@@ -415,6 +422,7 @@ def parse_alfworld(
     """
     if not isinstance(text, str):
         raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    text = _FENCED.sub(" ", text)  # fenced tool output is never part of the answer
     head = _answer_part(text)
     probs: dict[str, float] = {}
     part = head
@@ -499,6 +507,7 @@ def parse_standard(text: str, *, stage: str = "standard") -> StandardAnswer:
     """
     if not isinstance(text, str):
         raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    text = _FENCED.sub(" ", text)  # fenced tool output is never part of the answer
     head = _answer_part(text)
     match = _VERDICT_RE.search(head) or _LOOSE_VERDICT_RE.search(head)
     if match is None:
@@ -549,6 +558,7 @@ def parse_multistep(text: str, *, stage: str = "multistep") -> StepAnswer:
     """
     if not isinstance(text, str):
         raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
+    text = _FENCED.sub(" ", text)  # fenced tool output is never part of the answer
     head = _answer_part(text)
     by_step: dict[int, float] = {}
     for part in (head, text) if head != text else (text,):

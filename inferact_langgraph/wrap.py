@@ -61,7 +61,9 @@ from inferact_langgraph.gate import (
     OnCriticError,
     OnReject,
     answered_ids,
+    is_approved,
     last_ai_message,
+    trusted_record,
 )
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.review import DECISION_TYPES
@@ -209,19 +211,14 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
         if ai is None:
             return actor
         done = answered_ids(state.get("messages") or [])
-        checks = state.get("inferact_checks") or {}
         sends = []
         for call in ai.tool_calls:
             if call["id"] in done:
                 continue
             spec = guard.specs.get(call["name"])
             if spec is not None and spec.applies(call.get("args") or {}):
-                record = checks.get(call["id"])
                 # Never run a critical call without a clean verdict or a human's approval.
-                approved = record is not None and (
-                    not record.get("flagged") or record.get("decision") == "approve"
-                )
-                if not approved or record.get("args") != dict(call.get("args") or {}):
+                if not is_approved(trusted_record(state, ai, call)):
                     continue
             sends.append(
                 Send(
