@@ -22,15 +22,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 
+def make_actor(steps: int):
+    """An instant scripted actor: ``steps`` lookups, then "Done." (stateless: the step is the
+    number of tool results so far, so one actor serves any number of threads)."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from inferact_langgraph.testing import ScriptedChatModel
+
+    def responder(messages):
+        done = sum(isinstance(m, ToolMessage) for m in messages)
+        if done >= steps:
+            return "Done."
+        return AIMessage("", tool_calls=[{"name": "lookup", "args": {"key": f"k{done}"},
+                                          "id": f"call-{done}"}])
+
+    return ScriptedChatModel(responder=responder)
+
+
 def build(steps: int):
     from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
     from inferact_langgraph import critical
     from inferact_langgraph.middleware import InferActMiddleware
-    from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
+    from inferact_langgraph.testing import ScriptedCritic
     from inferact_langgraph.wrap import with_inferact
 
     @tool
@@ -44,20 +61,11 @@ def build(steps: int):
         """Buy a product (critical)."""
         return f"bought {asin}"
 
-    def responder(messages):  # stateless: the step is the number of tool results so far
-        done = sum(isinstance(m, ToolMessage) for m in messages)
-        if done >= steps:
-            return "Done."
-        return AIMessage("", tool_calls=[{"name": "lookup", "args": {"key": f"k{done}"},
-                                          "id": f"call-{done}"}])
-
     def actor():
-        return ScriptedChatModel(responder=responder)
+        return make_actor(steps)
 
     critics = {"with_inferact": ScriptedCritic(scores=[0.9]),
                "InferActMiddleware": ScriptedCritic(scores=[0.9])}
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
-
     actors = {k: actor() for k in ("unwrapped", "with_inferact", "InferActMiddleware",
                                    "HITL (context)")}
     agents = {

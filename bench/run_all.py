@@ -21,6 +21,7 @@ import bench_latency  # noqa: E402
 import bench_offpath  # noqa: E402
 import bench_prompt_tokens  # noqa: E402
 import bench_resume  # noqa: E402
+import exp_design  # noqa: E402
 
 FULL = {
     "1": (bench_latency, []),
@@ -30,6 +31,7 @@ FULL = {
     "5": (bench_concurrency, []),
     "6": (bench_compare, []),
     "7": (bench_cache, []),
+    "8": (exp_design, []),
 }
 QUICK = {
     "1": (bench_latency, ["--delays", "0.02", "--reps", "2"]),
@@ -39,6 +41,8 @@ QUICK = {
     "5": (bench_concurrency, ["--n", "20", "--delay", "0.02", "--reps", "1"]),
     "6": (bench_compare, ["--limit", "4", "--latency-n", "1", "--delay", "0.01"]),
     "7": (bench_cache, ["--delay", "0.01", "--reps", "1", "--lengths", "0"]),
+    "8": (exp_design, ["--reps", "1", "--steps", "3", "--n", "10", "--delays", "0.01",
+                       "--conc-delay", "0.01"]),
 }
 
 
@@ -94,6 +98,26 @@ def summary(results: dict) -> str:
         rows.append(["7. identical pending call checked again",
                      f"{g['second']['calls']} model calls (no cache in the guard)",
                      "0 calls on a hit", "missed (not implemented)"])
+    if "8" in results:
+        x = results["8"]
+        for mode in ("sync", "async"):
+            a = x["redirect"][mode]
+            now = C.median(a["with_inferact (now)"])
+            fixed = C.median(a["with_inferact, redirect as RunnableCallable(trace=False)"])
+            rows.append([f"8A. proposed fix for 2 ({mode}): redirect as RunnableCallable",
+                         f"with_inferact CPU x{now:.3f} -> x{fixed:.3f}", "<= 1.05",
+                         "would meet" if fixed <= 1.05 else "would still miss"])
+        cc = x["direct"]["concurrency"]
+        for d, lat in x["direct"]["latency"].items():
+            rows.append([f"8C. proposed fix for 1: plain coroutines, d = {d * 1000:.0f} ms",
+                         f"{C.median(lat['now']):.2f} d -> {C.median(lat['direct']):.2f} d",
+                         "<= 2.2 d",
+                         "would meet" if C.median(lat["direct"]) <= 2.2 else "would still miss"])
+        rows.append([f"8C. proposed fix for 5: plain coroutines, {cc['n']} checks",
+                     f"{C.median(cc['now']):.1f} d -> {C.median(cc['direct']):.1f} d; "
+                     f"{cc['mem']['now']:.0f} -> {cc['mem']['direct']:.0f} KiB per pending check",
+                     "<= 3 d",
+                     "would meet" if C.median(cc["direct"]) <= 3 else "would still miss"])
     return C.table(["target", "measured (median)", "target", "status"], rows)
 
 

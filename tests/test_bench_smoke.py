@@ -22,6 +22,7 @@ import bench_latency  # noqa: E402
 import bench_offpath  # noqa: E402
 import bench_prompt_tokens  # noqa: E402
 import bench_resume  # noqa: E402
+import exp_design  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not C.DATA.exists(), reason="shared HotPotQA data not found")
 
@@ -84,3 +85,13 @@ def test_cache_smoke():
     r = bench_cache.main(["--delay", "0.01", "--reps", "1", "--lengths", "0", "--no-write"])
     assert r["graph"]["first"]["calls"] == 3
     assert r["rows"][0]["calls"] == [3]
+
+
+def test_design_experiments_smoke():
+    r = exp_design.main(["--reps", "1", "--steps", "3", "--n", "10", "--delays", "0.01",
+                         "--conc-delay", "0.01", "--no-write"])
+    assert set(r["redirect"]) == {"sync", "async"}
+    assert all(x > 0 for res in r["middleware"].values() for xs in res.values() for x in xs)
+    cc = r["direct"]["concurrency"]
+    assert cc["mem"]["now"] > 0 and cc["mem"]["direct"] > 0
+    assert all(x > 1.0 for x in r["direct"]["latency"][0.01]["direct"])
