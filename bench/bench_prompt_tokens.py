@@ -97,7 +97,7 @@ def report(rows: list[dict], seeds: int, write: bool = True, png: Path | None = 
         + C.table(["steps", "chain tokens (raw)", "chain tokens (budgeted)",
                    "tokens / call, budget=None", "tokens / call, default budget",
                    "tokens / check, default budget", "bounded / unbounded"], table_rows)
-        + "\n\nBelow the budget the only reduction is each observation's own cap (400 tokens); "
+        + "\n\nBelow the budget the only reduction is each observation's own cap (400 tokens). "
         + f"{flat_note} The curve is linear up to the budget and flat after it (target met).\n\n"
         "![prompt tokens vs trajectory length](img/prompt_tokens.png)"
     )
