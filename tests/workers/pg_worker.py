@@ -32,6 +32,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 from langgraph.types import Command
 
+from inferact_langgraph.resume import AlreadyResumedError, postgres_advisory_lock, resume_review
 from inferact_langgraph.critical import critical
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic, prompt_text
 from inferact_langgraph.wrap import with_inferact
@@ -44,10 +45,6 @@ CREATE TABLE IF NOT EXISTS effects_idem (
     tool_call_id text PRIMARY KEY, thread_id text NOT NULL, asin text NOT NULL);
 CREATE TABLE IF NOT EXISTS arrivals (thread_id text NOT NULL, pid int NOT NULL);
 """
-
-
-class AlreadyResumedError(RuntimeError):
-    """The interrupt this worker wanted to answer is no longer pending."""
 
 
 def emit(event: str, **data: Any) -> None:
@@ -123,23 +120,11 @@ def build_graph(saver: Any, store: Any, args: argparse.Namespace, dsn: str) -> A
 
 
 def resume_locked(graph: Any, config: dict, value: Any, interrupt_id: str, dsn: str) -> Any:
-    """Answer one interrupt at most once across processes.
-
-    Holds a session-level Postgres advisory lock keyed by the thread id while it checks that
-    ``interrupt_id`` is still pending and resumes; a second resumer waits for the lock, then
-    finds the interrupt answered and gets :class:`AlreadyResumedError` instead of re-running the
-    gate and the tool.
-    """
-    thread_id = config["configurable"]["thread_id"]
-    with psycopg.connect(dsn, autocommit=True) as lock:
-        lock.execute("SELECT pg_advisory_lock(hashtextextended(%s, 7))", (thread_id,))
-        pending = {i.id for i in graph.get_state(config).interrupts}
-        if interrupt_id not in pending:
-            raise AlreadyResumedError(
-                f"interrupt {interrupt_id} of thread {thread_id} is no longer pending "
-                f"(already answered); pending now: {sorted(pending)}"
-            )
-        return graph.invoke(Command(resume={interrupt_id: value}), config, durability="sync")
+    """Answer one interrupt at most once across processes: the library's resume_review with a
+    Postgres advisory lock keyed by the thread id."""
+    return resume_review(
+        graph, config, value, interrupt_id=interrupt_id, lock=postgres_advisory_lock(dsn)
+    )
 
 
 def report(graph: Any, config: dict) -> None:

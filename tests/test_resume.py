@@ -1,0 +1,93 @@
+"""resume_review answers a review at most once, even when two workers race."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from inferact_langgraph import critical, with_inferact
+from inferact_langgraph.resume import AlreadyResumedError, aresume_review, resume_review, thread_lock
+from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
+
+
+def make_graph(paid: list, *, slow: float = 0.0):
+    @critical
+    @tool
+    def pay(amount: int) -> str:
+        """Pay (irreversible)."""
+        import time
+
+        time.sleep(slow)
+        paid.append(amount)
+        return "paid"
+
+    def policy(messages):
+        if any(m.type == "tool" for m in messages):
+            return "done"
+        return AIMessage("", tool_calls=[{"name": "pay", "args": {"amount": 5}, "id": "p1"}])
+
+    return with_inferact(
+        create_agent(ScriptedChatModel(responder=policy), [pay]),
+        critic=ScriptedCritic(scores=[0.1]),
+        checkpointer=InMemorySaver(),
+    )
+
+
+def test_two_racing_resumes_run_the_tool_once():
+    paid: list = []
+    graph = make_graph(paid, slow=0.2)
+    cfg = {"configurable": {"thread_id": "race"}}
+    graph.invoke({"messages": [("user", "pay 5")]}, cfg)
+    lock, outcomes = thread_lock(), []
+    barrier = threading.Barrier(2)
+
+    def worker():
+        barrier.wait()
+        try:
+            resume_review(graph, cfg, True, lock=lock)
+            outcomes.append("resumed")
+        except AlreadyResumedError as err:
+            outcomes.append(f"already: {err}")
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert paid == [5]
+    assert sorted(o.split(":")[0] for o in outcomes) == ["already", "resumed"]
+
+
+def test_unknown_interrupt_id_and_nothing_pending_are_clear_errors():
+    paid: list = []
+    graph = make_graph(paid)
+    cfg = {"configurable": {"thread_id": "ids"}}
+    graph.invoke({"messages": [("user", "pay 5")]}, cfg)
+    with pytest.raises(AlreadyResumedError, match="no longer pending"):
+        resume_review(graph, cfg, True, interrupt_id="0" * 32)
+    assert paid == [] and graph.get_state(cfg).interrupts
+    resume_review(graph, cfg, True)
+    assert paid == [5]
+    with pytest.raises(AlreadyResumedError, match="no pending review"):
+        resume_review(graph, cfg, True)
+
+
+async def test_async_racing_resumes_run_the_tool_once():
+    paid: list = []
+    graph = make_graph(paid)
+    cfg = {"configurable": {"thread_id": "arace"}}
+    await graph.ainvoke({"messages": [("user", "pay 5")]}, cfg)
+    lock = thread_lock()
+    results = await asyncio.gather(
+        aresume_review(graph, cfg, True, lock=lock),
+        aresume_review(graph, cfg, True, lock=lock),
+        return_exceptions=True,
+    )
+    assert paid == [5]
+    assert sum(isinstance(r, AlreadyResumedError) for r in results) == 1
