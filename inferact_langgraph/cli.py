@@ -129,7 +129,8 @@ def eval_command(
         errors.print(f"[red]error:[/red] {data}: {exc}")
         raise typer.Exit(1) from None
     render_tables(report, console)
-    console.print(f"report: {out / 'report.json'}  plot: {out / 'pr_curves.png'}")
+    typer.echo(f"report: {out / 'report.json'}")
+    typer.echo(f"plot: {out / 'pr_curves.png'}")
     if report.interrupted:
         errors.print("[yellow]interrupted: the report covers the checks that finished; run "
                      "the same command again to resume from the cache.[/yellow]")

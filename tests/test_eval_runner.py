@@ -134,27 +134,65 @@ async def test_cancellation_keeps_finished_checks_and_builds_a_partial_report(tm
     assert fresh.calls == 40 - done and resumed.stats.cached == done
 
 
-def test_ctrl_c_returns_a_usable_partial_report(tmp_path):
-    data = records(20)
+_CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+from _eval_fakes import paper_judge
+from inferact_langgraph.cli import app
+from inferact_langgraph.eval import factory
+from inferact_langgraph.testing import ScriptedChatModel
 
-    class InterruptAfter(TableCritic):
-        async def _aevaluate(self, trajectory, *, risk=None):
-            if self.calls >= 8:
-                raise KeyboardInterrupt
-            return await super()._aevaluate(trajectory, risk=risk)
+model = ScriptedChatModel(responder=paper_judge, delay=0.05)
+factory.build_model = lambda *a, **k: model
+app(["eval", "--data", {data!r}, "--critic", "standard", "--model", "scripted",
+     "--concurrency", "2", "--cache", {cache!r}, "--no-progress", "--out", {out!r}])
+"""
 
-    critic = InterruptAfter(scores=_scores(20))
-    out = tmp_path / "report"
-    report = evaluate_critics(data, {"t": critic}, concurrency=1, cache=tmp_path / "c.sqlite",
-                              out=out)
-    assert report.interrupted
-    assert report.critics["t"].scored == 8
-    assert (out / "report.json").exists()
+
+def test_ctrl_c_leaves_a_usable_partial_report_and_the_rerun_resumes(tmp_path):
+    """A real SIGINT to a real ``inferact eval`` process (so Ctrl-C is what is tested)."""
     import json
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
 
+    from _eval_fakes import write_jsonl
+
+    data = write_jsonl(tmp_path / "t.jsonl", records(200))
+    cache, out = tmp_path / "c.sqlite", tmp_path / "report"
+    script = _CHILD.format(tests=str(Path(__file__).parent), data=str(data), cache=str(cache),
+                           out=str(out))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        rows = 0
+        while rows < 10 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+            if cache.exists():
+                try:
+                    with sqlite3.connect(cache) as conn:
+                        rows = conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+                except sqlite3.OperationalError:
+                    rows = 0
+        assert rows >= 10, child.communicate(timeout=30)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, stderr
+    assert "interrupted" in stderr
     saved = json.loads((out / "report.json").read_text())
     assert saved["interrupted"] is True
-    assert saved["critics"]["t"]["metrics"]["paper"]["n"] == 8
+    scored = saved["critics"]["standard"]["scored"]
+    assert 10 <= scored < 200
+    assert saved["critics"]["standard"]["metrics"]["paper"]["n"] == scored
+    with sqlite3.connect(cache) as conn:
+        cached = conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    assert cached >= scored  # every finished check is in the cache for the resume
 
 
 def test_runner_validates_its_arguments():

@@ -220,6 +220,7 @@ class VerdictCache:
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS verdicts ("
                 " key TEXT PRIMARY KEY, critic TEXT NOT NULL, verdict TEXT NOT NULL,"
