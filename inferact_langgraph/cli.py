@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -37,13 +37,16 @@ def _open_interval(value: float | None, flag: str, low: float, high: float | Non
     if value is None:
         return value
     if not value > low or (high is not None and not value < high):
-        bounds = f"between {low:g} and {high:g} (exclusive)" if high is not None else (
-            f"greater than {low:g}")
+        bounds = (
+            f"between {low:g} and {high:g} (exclusive)"
+            if high is not None
+            else (f"greater than {low:g}")
+        )
         raise typer.BadParameter(f"{flag} must be {bounds}, got {value:g}")
     return value
 
 
-class OnBadRecord(str, Enum):
+class OnBadRecord(StrEnum):
     """What ``eval`` does with a malformed record."""
 
     skip = "skip"
@@ -52,57 +55,108 @@ class OnBadRecord(str, Enum):
 
 @app.command("eval")
 def eval_command(
-    data: Annotated[Path, typer.Option("--data", help="Labelled trajectories (JSONL).",
-                                       exists=True, dir_okay=False, readable=True)],
-    critic: Annotated[list[str], typer.Option(
-        "--critic", help="Critic spec, repeatable: inferact, standard, self_consistency, "
-        "multistep, multistep:<min|max|mean|product>.")],
-    model: Annotated[str, typer.Option(
-        "--model", help="Critic model as an init_chat_model string, e.g. openai:gpt-4o.")],
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.")
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="Labelled trajectories (JSONL).",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ],
+    critic: Annotated[
+        list[str],
+        typer.Option(
+            "--critic",
+            help="Critic spec, repeatable: inferact, standard, self_consistency, "
+            "multistep, multistep:<min|max|mean|product>.",
+        ),
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", help="Critic model as an init_chat_model string, e.g. openai:gpt-4o."
+        ),
+    ],
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
+        ),
     ] = None,
-    api_key: Annotated[str | None, typer.Option(
-        "--api-key", envvar="INFERACT_API_KEY", show_envvar=True,
-        help="Key for --base-url (never written to the report).")] = None,
-    preset: Annotated[str, typer.Option(
-        "--preset", help="Prompt preset: generic, webshop, alfworld, hotpotqa.")] = "generic",
-    risk_aware: Annotated[bool, typer.Option(
-        "--risk-aware", help="Add the paper's risk-aware sentence to every check.")] = False,
-    dev_split: Annotated[float | None, typer.Option(
-        "--dev-split", callback=lambda v: _open_interval(v, "--dev-split", 0.0, 1.0),
-        help="Fraction of each class used to choose the threshold; figures are then also "
-        "reported on the held-out rest.")] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="INFERACT_API_KEY",
+            show_envvar=True,
+            help="Key for --base-url (never written to the report).",
+        ),
+    ] = None,
+    preset: Annotated[
+        str, typer.Option("--preset", help="Prompt preset: generic, webshop, alfworld, hotpotqa.")
+    ] = "generic",
+    risk_aware: Annotated[
+        bool,
+        typer.Option("--risk-aware", help="Add the paper's risk-aware sentence to every check."),
+    ] = False,
+    dev_split: Annotated[
+        float | None,
+        typer.Option(
+            "--dev-split",
+            callback=lambda v: _open_interval(v, "--dev-split", 0.0, 1.0),
+            help="Fraction of each class used to choose the threshold; figures are then also "
+            "reported on the held-out rest.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the dev split.")] = 0,
-    concurrency: Annotated[int, typer.Option(
-        "--concurrency", min=1, help="Checks in flight at once.")] = 8,
-    cache: Annotated[Path, typer.Option(
-        "--cache", dir_okay=False, help="Verdict cache (SQLite): resume and re-run for free.")
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Checks in flight at once.")
+    ] = 8,
+    cache: Annotated[
+        Path,
+        typer.Option(
+            "--cache", dir_okay=False, help="Verdict cache (SQLite): resume and re-run for free."
+        ),
     ] = Path(".inferact-cache.sqlite"),
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
-    on_bad_record: Annotated[OnBadRecord, typer.Option(
-        "--on-bad-record", help="Skip malformed records (listed in the report) or stop.")
+    on_bad_record: Annotated[
+        OnBadRecord,
+        typer.Option(
+            "--on-bad-record", help="Skip malformed records (listed in the report) or stop."
+        ),
     ] = OnBadRecord.skip,
-    limit: Annotated[int | None, typer.Option(
-        "--limit", min=1, help="Only the first N trajectories.")] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", callback=lambda v: _open_interval(v, "--timeout", 0.0, None),
-        help="Seconds per model call.")] = None,
-    max_retries: Annotated[int, typer.Option(
-        "--max-retries", min=0, help="Retries of a failed model call.")] = 2,
-    progress: Annotated[bool, typer.Option(
-        "--progress/--no-progress", help="Progress bar with running calls and tokens.")
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N trajectories.")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            callback=lambda v: _open_interval(v, "--timeout", 0.0, None),
+            help="Seconds per model call.",
+        ),
+    ] = None,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="Retries of a failed model call.")
+    ] = 2,
+    progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress/--no-progress", help="Progress bar with running calls and tokens."
+        ),
     ] = True,
-    out: Annotated[Path, typer.Option(
-        "--out", file_okay=False, help="Directory for report.json and pr_curves.png.")
+    out: Annotated[
+        Path,
+        typer.Option("--out", file_okay=False, help="Directory for report.json and pr_curves.png."),
     ] = Path("report"),
 ) -> None:
     """Measure critics on labelled trajectories (paper Table 1, Table 3, Appendix D)."""
     from rich.console import Console
 
     from inferact_langgraph.errors import DatasetError
-    from inferact_langgraph.eval import evaluate_critics, render_tables
-    from inferact_langgraph.eval import factory
+    from inferact_langgraph.eval import evaluate_critics, factory, render_tables
 
     console, errors = Console(), Console(stderr=True)
     try:
@@ -111,19 +165,34 @@ def eval_command(
         raise typer.BadParameter(str(exc), param_hint="--model") from None
     try:
         critics = factory.build_critics(
-            critic, model=chat_model, preset=preset, risk_aware=risk_aware, timeout=timeout,
+            critic,
+            model=chat_model,
+            preset=preset,
+            risk_aware=risk_aware,
+            timeout=timeout,
             max_retries=max_retries,
         )
     except factory.ModelSetupError as exc:
         raise typer.BadParameter(str(exc), param_hint="--critic") from None
     try:
         report = evaluate_critics(
-            data, critics, dev_split=dev_split, seed=seed, concurrency=concurrency,
+            data,
+            critics,
+            dev_split=dev_split,
+            seed=seed,
+            concurrency=concurrency,
             cache=None if no_cache else cache,
             on_error="raise" if on_bad_record is OnBadRecord.fail else "skip",
-            progress=progress, limit=limit, out=out,
-            meta={"model": model, "base_url": base_url, "preset": preset,
-                  "risk_aware": risk_aware, "critic_specs": list(critic)},
+            progress=progress,
+            limit=limit,
+            out=out,
+            meta={
+                "model": model,
+                "base_url": base_url,
+                "preset": preset,
+                "risk_aware": risk_aware,
+                "critic_specs": list(critic),
+            },
         )
     except DatasetError as exc:
         errors.print(f"[red]error:[/red] {data}: {exc}")
@@ -132,8 +201,10 @@ def eval_command(
     typer.echo(f"report: {out / 'report.json'}")
     typer.echo(f"plot: {out / 'pr_curves.png'}")
     if report.interrupted:
-        errors.print("[yellow]interrupted: the report covers the checks that finished; run "
-                     "the same command again to resume from the cache.[/yellow]")
+        errors.print(
+            "[yellow]interrupted: the report covers the checks that finished; run "
+            "the same command again to resume from the cache.[/yellow]"
+        )
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
@@ -141,33 +212,61 @@ def eval_command(
 def demo_command(
     env: Annotated[str, typer.Argument(help="webshop, hotpotqa or alfworld.")],
     task: Annotated[int, typer.Option("--task", min=0, help="Task index.")] = 0,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Actor model (init_chat_model string); default: the scripted policy.")
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="Actor model (init_chat_model string); default: the scripted policy."
+        ),
     ] = None,
-    critic_model: Annotated[str | None, typer.Option(
-        "--critic-model", help="Critic model; default: scripted oracle answers (offline).")
+    critic_model: Annotated[
+        str | None,
+        typer.Option(
+            "--critic-model", help="Critic model; default: scripted oracle answers (offline)."
+        ),
     ] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible endpoint for --model / --critic-model.")] = None,
-    api_key: Annotated[str | None, typer.Option(
-        "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url.")
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="An OpenAI-compatible endpoint for --model / --critic-model."
+        ),
     ] = None,
-    auto_feedback: Annotated[bool, typer.Option(
-        "--auto-feedback", help="A simulated human rejects with feedback (unattended runs).")
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url."
+        ),
+    ] = None,
+    auto_feedback: Annotated[
+        bool,
+        typer.Option(
+            "--auto-feedback", help="A simulated human rejects with feedback (unattended runs)."
+        ),
     ] = False,
-    thread: Annotated[str | None, typer.Option(
-        "--thread", help="Resume this thread (from --db).")] = None,
-    db: Annotated[Path, typer.Option(
-        "--db", dir_okay=False, help="SQLite file for checkpoints and feedback memory.")
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="Resume this thread (from --db).")
+    ] = None,
+    db: Annotated[
+        Path,
+        typer.Option(
+            "--db", dir_okay=False, help="SQLite file for checkpoints and feedback memory."
+        ),
     ] = Path(".inferact-demo.sqlite"),
 ) -> None:
     """Run one task end to end: the actor acts, InferAct checks, a human reviews, retry."""
     from inferact_langgraph.demo import DemoError, run_demo
 
     try:
-        code = run_demo(env, task=task, model=model, critic_model=critic_model,
-                        base_url=base_url, api_key=api_key, auto_feedback=auto_feedback,
-                        thread=thread, db=db)
+        code = run_demo(
+            env,
+            task=task,
+            model=model,
+            critic_model=critic_model,
+            base_url=base_url,
+            api_key=api_key,
+            auto_feedback=auto_feedback,
+            thread=thread,
+            db=db,
+        )
     except DemoError as exc:
         raise typer.BadParameter(str(exc)) from None
     raise typer.Exit(code)

@@ -115,13 +115,18 @@ def paper_judge(messages) -> str:
     p = float(prompt_score(messages))
     if "G1:" in text:  # InferAct verification: put p on the option that is the real task
         options = re.findall(r"^([A-E])\. (.+)$", text, re.M)
-        real = [lab for lab, opt in options
-                if opt.strip() not in _INFERRED and "none of the above" not in opt.lower()]
+        real = [
+            lab
+            for lab, opt in options
+            if opt.strip() not in _INFERRED and "none of the above" not in opt.lower()
+        ]
         label = real[0] if real else "A"
         return f"G1: {label} P1: {p:.2f}\nJustification: scripted."
     if "most likely" in text:  # InferAct task inference
-        return (f"The 3 most likely questions are:\nA. {_INFERRED[0]} B. {_INFERRED[1]} "
-                f"C. {_INFERRED[2]}\nThe reason is: scripted.")
+        return (
+            f"The 3 most likely questions are:\nA. {_INFERRED[0]} B. {_INFERRED[1]} "
+            f"C. {_INFERRED[2]}\nThe reason is: scripted."
+        )
     if "Step 1: <" in text:  # multi-step evaluation: one probability per action
         n = len(re.findall(r"^Action \d+:", text, re.M)) or 1
         steps = "\n".join(f"Step {i}: {min(1.0, p + 0.05 * i):.2f}" for i in range(1, n + 1))

@@ -35,10 +35,35 @@ def scripted(monkeypatch):
 
 
 def _args(data, out, cache, *extra):
-    return ["eval", "--data", str(data), "--critic", "inferact", "--critic", "multistep:product",
-            "--critic", "standard", "--critic", "self_consistency", "--model", "openai:gpt-4o",
-            "--preset", "hotpotqa", "--dev-split", "0.3", "--seed", "0", "--concurrency", "4",
-            "--cache", str(cache), "--no-progress", "--out", str(out), *extra]
+    return [
+        "eval",
+        "--data",
+        str(data),
+        "--critic",
+        "inferact",
+        "--critic",
+        "multistep:product",
+        "--critic",
+        "standard",
+        "--critic",
+        "self_consistency",
+        "--model",
+        "openai:gpt-4o",
+        "--preset",
+        "hotpotqa",
+        "--dev-split",
+        "0.3",
+        "--seed",
+        "0",
+        "--concurrency",
+        "4",
+        "--cache",
+        str(cache),
+        "--no-progress",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def test_eval_end_to_end_then_rerun_from_cache(tmp_path, scripted):
@@ -48,17 +73,33 @@ def test_eval_end_to_end_then_rerun_from_cache(tmp_path, scripted):
     assert result.exit_code == 0, result.output
     # 12 trajectories x (inferact 3 + multistep 1 + standard 1 + self-consistency 5)
     assert scripted.calls == 12 * 10
-    for needle in ("Table 1", "inferact", "multistep:product", "standard", "self_consistency",
-                   "dev→test", "Appendix D", "report.json"):
+    for needle in (
+        "Table 1",
+        "inferact",
+        "multistep:product",
+        "standard",
+        "self_consistency",
+        "dev→test",
+        "Appendix D",
+        "report.json",
+    ):
         assert needle in result.output
     saved = json.loads((out / "report.json").read_text())
     assert saved["interrupted"] is False
-    assert set(saved["critics"]) == {"inferact", "multistep:product", "standard",
-                                     "self_consistency"}
+    assert set(saved["critics"]) == {
+        "inferact",
+        "multistep:product",
+        "standard",
+        "self_consistency",
+    }
     assert saved["critics"]["inferact"]["usage"]["per_trajectory"]["model_calls"] == 3
     assert saved["critics"]["self_consistency"]["usage"]["per_trajectory"]["model_calls"] == 5
     assert set(saved["critics"]["multistep:product"]["aggregations"]) == {
-        "min", "max", "mean", "product"}
+        "min",
+        "max",
+        "mean",
+        "product",
+    }
     assert saved["meta"]["model"] == "openai:gpt-4o" and saved["meta"]["preset"] == "hotpotqa"
     assert (out / "pr_curves.png").exists()
     # A re-run (say, for a new metric) costs zero model calls.
@@ -73,29 +114,78 @@ def test_eval_end_to_end_then_rerun_from_cache(tmp_path, scripted):
 
 def test_base_url_and_key_are_passed_and_the_key_is_not_reported(tmp_path, scripted):
     data = write_jsonl(tmp_path / "t.jsonl", records(4))
-    result = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard",
-                                 "--model", "openai:llama3", "--base-url", "http://h:8000/v1",
-                                 "--api-key", "sk-very-secret", "--no-cache", "--no-progress",
-                                 "--out", str(tmp_path / "r")])
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "--data",
+            str(data),
+            "--critic",
+            "standard",
+            "--model",
+            "openai:llama3",
+            "--base-url",
+            "http://h:8000/v1",
+            "--api-key",
+            "sk-very-secret",
+            "--no-cache",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert SEEN == {"name": "openai:llama3", "base_url": "http://h:8000/v1",
-                             "api_key": "sk-very-secret"}
+    assert SEEN == {
+        "name": "openai:llama3",
+        "base_url": "http://h:8000/v1",
+        "api_key": "sk-very-secret",
+    }
     assert "sk-very-secret" not in (tmp_path / "r" / "report.json").read_text()
 
 
 def test_bad_records_are_listed_or_fatal(tmp_path, scripted):
     recs = records(6)
     data = write_jsonl(tmp_path / "t.jsonl", [*recs[:3], "{oops", *recs[3:]])
-    ok = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard", "--model",
-                             "m", "--no-cache", "--no-progress", "--out", str(tmp_path / "r")])
+    ok = runner.invoke(
+        app,
+        [
+            "eval",
+            "--data",
+            str(data),
+            "--critic",
+            "standard",
+            "--model",
+            "m",
+            "--no-cache",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     assert "line 4: invalid JSON" in ok.output
     saved = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert saved["meta"]["bad_records"] == [{"line": 4, "message": saved["meta"]["bad_records"][
-        0]["message"]}]
-    fail = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard", "--model",
-                               "m", "--no-cache", "--no-progress", "--on-bad-record", "fail",
-                               "--out", str(tmp_path / "r2")])
+    assert saved["meta"]["bad_records"] == [
+        {"line": 4, "message": saved["meta"]["bad_records"][0]["message"]}
+    ]
+    fail = runner.invoke(
+        app,
+        [
+            "eval",
+            "--data",
+            str(data),
+            "--critic",
+            "standard",
+            "--model",
+            "m",
+            "--no-cache",
+            "--no-progress",
+            "--on-bad-record",
+            "fail",
+            "--out",
+            str(tmp_path / "r2"),
+        ],
+    )
     assert fail.exit_code == 1
     assert "line 4" in fail.output and "invalid JSON" in fail.output
 
@@ -112,32 +202,50 @@ def test_bad_records_are_listed_or_fatal(tmp_path, scripted):
 )
 def test_bad_flags_give_clear_errors(tmp_path, scripted, extra, message):
     data = write_jsonl(tmp_path / "t.jsonl", records(2))
-    result = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard",
-                                 "--model", "m", *extra])
+    result = runner.invoke(
+        app, ["eval", "--data", str(data), "--critic", "standard", "--model", "m", *extra]
+    )
     assert result.exit_code == 2
     assert message in " ".join(result.output.split()).replace("│", "").replace("  ", " ") or (
-        message in result.output)
+        message in result.output
+    )
 
 
 def test_unknown_critic_and_missing_file(tmp_path, scripted):
     data = write_jsonl(tmp_path / "t.jsonl", records(2))
-    result = runner.invoke(app, ["eval", "--data", str(data), "--critic", "judge",
-                                 "--model", "m", "--no-progress"])
+    result = runner.invoke(
+        app, ["eval", "--data", str(data), "--critic", "judge", "--model", "m", "--no-progress"]
+    )
     assert result.exit_code == 2
     assert "unknown critic spec 'judge'" in result.output
-    twice = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard",
-                                "--critic", "standard", "--model", "m"])
+    twice = runner.invoke(
+        app,
+        [
+            "eval",
+            "--data",
+            str(data),
+            "--critic",
+            "standard",
+            "--critic",
+            "standard",
+            "--model",
+            "m",
+        ],
+    )
     assert twice.exit_code == 2 and "more than once" in twice.output
-    missing = runner.invoke(app, ["eval", "--data", str(tmp_path / "nope.jsonl"),
-                                  "--critic", "standard", "--model", "m"])
+    missing = runner.invoke(
+        app,
+        ["eval", "--data", str(tmp_path / "nope.jsonl"), "--critic", "standard", "--model", "m"],
+    )
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
 def test_model_errors_are_reported_as_bad_model(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     data = write_jsonl(tmp_path / "t.jsonl", records(2))
-    result = runner.invoke(app, ["eval", "--data", str(data), "--critic", "standard",
-                                 "--model", "openai:gpt-4o"])
+    result = runner.invoke(
+        app, ["eval", "--data", str(data), "--critic", "standard", "--model", "openai:gpt-4o"]
+    )
     assert result.exit_code == 2
     assert "--model" in result.output and "cannot build the model" in result.output
 

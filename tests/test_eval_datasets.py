@@ -28,8 +28,17 @@ def test_shared_hotpotqa_file(hotpotqa_records):
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("incorrect", 1), ("INCORRECT", 1), ("off_track", 1), ("off-track", 1), ("correct", 0),
-     (" Correct ", 0), ("on_track", 0), ("success", 0), ("fail", 1)],
+    [
+        ("incorrect", 1),
+        ("INCORRECT", 1),
+        ("off_track", 1),
+        ("off-track", 1),
+        ("correct", 0),
+        (" Correct ", 0),
+        ("on_track", 0),
+        ("success", 0),
+        ("fail", 1),
+    ],
 )
 def test_label_mapping(value, expected):
     assert parse_label(value) == expected
@@ -44,24 +53,32 @@ def test_ambiguous_or_unknown_labels_are_refused(value):
 def _bad_file(tmp_path):
     good = records(3)
     lines = [
-        good[0],                                                     # 1 ok
-        "{not json",                                                 # 2 invalid JSON
-        {"steps": [{"action": "a"}], "label": "correct"},            # 3 no task
-        "",                                                          # 4 blank: ignored
-        {"task": "t", "steps": [{"action": "a"}], "label": "meh"},   # 5 bad label
-        {"task": "t", "steps": [], "label": "correct"},              # 6 no steps
-        {**good[1], "id": good[0]["id"]},                            # 7 duplicate id
-        {"task": "t", "steps": [{"obs": 1}], "label": "correct"},    # 8 step without action
-        {**good[2], "price": "abc"},                                 # 9 bad price
-        {**good[2], "risk": "extreme"},                              # 10 bad risk
-        {"task": "t", "steps": "x", "label": "correct"},             # 11 steps not a list
-        good[2],                                                     # 12 ok
-        {"id": "m", "task": "Buy a mug", "label": "incorrect", "messages": [   # 13 ok (messages)
-            {"role": "user", "content": "Buy a mug"},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"name": "buy", "args": {"asin": "B01"}, "id": "c1"}]},
-        ]},
-        "[1, 2]",                                                    # 14 not an object
+        good[0],  # 1 ok
+        "{not json",  # 2 invalid JSON
+        {"steps": [{"action": "a"}], "label": "correct"},  # 3 no task
+        "",  # 4 blank: ignored
+        {"task": "t", "steps": [{"action": "a"}], "label": "meh"},  # 5 bad label
+        {"task": "t", "steps": [], "label": "correct"},  # 6 no steps
+        {**good[1], "id": good[0]["id"]},  # 7 duplicate id
+        {"task": "t", "steps": [{"obs": 1}], "label": "correct"},  # 8 step without action
+        {**good[2], "price": "abc"},  # 9 bad price
+        {**good[2], "risk": "extreme"},  # 10 bad risk
+        {"task": "t", "steps": "x", "label": "correct"},  # 11 steps not a list
+        good[2],  # 12 ok
+        {
+            "id": "m",
+            "task": "Buy a mug",
+            "label": "incorrect",
+            "messages": [  # 13 ok (messages)
+                {"role": "user", "content": "Buy a mug"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"name": "buy", "args": {"asin": "B01"}, "id": "c1"}],
+                },
+            ],
+        },
+        "[1, 2]",  # 14 not an object
     ]
     return write_jsonl(tmp_path / "mixed.jsonl", lines)
 

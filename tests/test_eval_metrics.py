@@ -137,7 +137,7 @@ def test_against_sklearn_on_random_scores(seed):
 def test_ece_against_sklearn_calibration_curve(seed):
     rng = np.random.default_rng(seed)
     p = rng.random(300)
-    y = (rng.random(300) < p ** 1.5).astype(int)
+    y = (rng.random(300) < p**1.5).astype(int)
     prob_true, prob_pred = calibration_curve(y, p, n_bins=10, strategy="uniform")
     counts = np.bincount(np.minimum((p * 10).astype(int), 9), minlength=10)
     counts = counts[counts > 0]

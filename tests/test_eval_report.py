@@ -27,9 +27,13 @@ def _results(data, scores, *, name="c", steps=None, threshold=0.5):
         if scores[i] is None:
             out[item.id] = Outcome(name, item.id, error="CriticParseError: nothing")
             continue
-        v = Verdict(critic=name, score=scores[i], threshold=threshold,
-                    step_scores=steps[i] if steps else [],
-                    usage=Usage(model_calls=3, input_tokens=100, output_tokens=10))
+        v = Verdict(
+            critic=name,
+            score=scores[i],
+            threshold=threshold,
+            step_scores=steps[i] if steps else [],
+            usage=Usage(model_calls=3, input_tokens=100, output_tokens=10),
+        )
         out[item.id] = Outcome(name, item.id, verdict=v)
     return {name: out}
 
@@ -42,8 +46,10 @@ def _noisy_scores(data, seed=0):
     import random
 
     rng = random.Random(seed)
-    return [min(1.0, max(0.0, (0.35 if it.label else 0.65) + rng.uniform(-0.4, 0.4)))
-            for it in data.items]
+    return [
+        min(1.0, max(0.0, (0.35 if it.label else 0.65) + rng.uniform(-0.4, 0.4)))
+        for it in data.items
+    ]
 
 
 def test_held_out_uses_the_dev_threshold_and_the_paper_protocol_tunes_on_the_data():
@@ -55,8 +61,9 @@ def test_held_out_uses_the_dev_threshold_and_the_paper_protocol_tunes_on_the_dat
     risk = [1 - x for x in scores]
     dev, test = stratified_split(labels, 0.3, seed=7)
     dev_choice = best_threshold([labels[i] for i in dev], [risk[i] for i in dev])
-    expected = compute_metrics([labels[i] for i in test], [risk[i] for i in test],
-                               threshold=dev_choice.threshold)
+    expected = compute_metrics(
+        [labels[i] for i in test], [risk[i] for i in test], threshold=dev_choice.threshold
+    )
     assert s.thresholds["dev"] == dev_choice
     assert s.metrics["held_out"] == expected
     paper = best_threshold(labels, risk)
@@ -119,8 +126,9 @@ def test_write_json_and_png_and_render(tmp_path):
     data = _data(20, prices=True)
     scores = _noisy_scores(data, seed=3)
     steps = [[s, min(1.0, s + 0.1)] for s in scores]
-    report = build_report(data, _results(data, scores, steps=steps), dev_split=0.3,
-                          meta={"model": "scripted"})
+    report = build_report(
+        data, _results(data, scores, steps=steps), dev_split=0.3, meta={"model": "scripted"}
+    )
     written = report.write(tmp_path / "out")
     raw = written["json"].read_text()
 
@@ -136,7 +144,8 @@ def test_write_json_and_png_and_render(tmp_path):
     c = saved["critics"]["c"]
     assert c["metrics"]["held_out"]["f1"] is not None
     assert c["thresholds"]["paper"]["score_threshold"] == pytest.approx(
-        1 - c["thresholds"]["paper"]["threshold"])
+        1 - c["thresholds"]["paper"]["threshold"]
+    )
     assert set(c["aggregations"]) == {"min", "max", "mean", "product"}
     png = written["plot"].read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
@@ -171,8 +180,13 @@ def test_python_api_end_to_end(tmp_path):
     from _eval_fakes import TableCritic
 
     scores = {f"q{i}": (0.3 if i % 2 == 0 else 0.7) for i in range(10)}
-    report = evaluate_critics(records(10), {"t": TableCritic(scores=scores)}, dev_split=0.4,
-                              cache=tmp_path / "c.sqlite", out=tmp_path / "r")
+    report = evaluate_critics(
+        records(10),
+        {"t": TableCritic(scores=scores)},
+        dev_split=0.4,
+        cache=tmp_path / "c.sqlite",
+        out=tmp_path / "r",
+    )
     assert report.critics["t"].metrics["held_out"].f1 == 1.0
     assert (tmp_path / "r" / "report.json").exists()
     with pytest.raises(ValueError, match="strictly between"):

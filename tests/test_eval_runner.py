@@ -8,7 +8,7 @@ import time
 import pytest
 from _eval_fakes import AskCritic, TableCritic, records, scripted_model
 
-from inferact_langgraph.eval import build_report, evaluate_critics, load_dataset
+from inferact_langgraph.eval import build_report, load_dataset
 from inferact_langgraph.eval.runner import (
     EvalRunner,
     VerdictCache,
@@ -59,15 +59,19 @@ async def test_second_run_makes_zero_model_calls(tmp_path):
     data = load_dataset(records(10))
     path = tmp_path / "cache.sqlite"
     model = scripted_model()
-    critics = {"inferact-like": AskCritic(model=model, calls=3),
-               "sc-like": AskCritic(model=model, calls=5)}
+    critics = {
+        "inferact-like": AskCritic(model=model, calls=3),
+        "sc-like": AskCritic(model=model, calls=5),
+    }
     first = EvalRunner(critics, cache=path, progress=False)
     r1 = await first.arun(data.items)
     assert model.calls == 10 * 3 + 10 * 5 == first.stats.model_calls
     # fresh objects, as in a new process
     model2 = scripted_model()
-    critics2 = {"inferact-like": AskCritic(model=model2, calls=3),
-                "sc-like": AskCritic(model=model2, calls=5)}
+    critics2 = {
+        "inferact-like": AskCritic(model=model2, calls=3),
+        "sc-like": AskCritic(model=model2, calls=5),
+    }
     second = EvalRunner(critics2, cache=path, progress=False)
     r2 = await second.arun(data.items)
     assert model2.calls == 0
@@ -162,10 +166,12 @@ def test_ctrl_c_leaves_a_usable_partial_report_and_the_rerun_resumes(tmp_path):
 
     data = write_jsonl(tmp_path / "t.jsonl", records(200))
     cache, out = tmp_path / "c.sqlite", tmp_path / "report"
-    script = _CHILD.format(tests=str(Path(__file__).parent), data=str(data), cache=str(cache),
-                           out=str(out))
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    script = _CHILD.format(
+        tests=str(Path(__file__).parent), data=str(data), cache=str(cache), out=str(out)
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         rows = 0

@@ -118,8 +118,7 @@ def _prepare(
     if limit is not None:
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
-        dataset = Dataset(items=dataset.items[:limit], errors=dataset.errors,
-                          source=dataset.source)
+        dataset = Dataset(items=dataset.items[:limit], errors=dataset.errors, source=dataset.source)
     runner = EvalRunner(critics, concurrency=concurrency, cache=cache, progress=progress)
     return dataset, runner
 
@@ -167,18 +166,33 @@ async def aevaluate_critics(
     On cancellation the partial report is written to ``out`` (when given) before the
     cancellation propagates.
     """
-    dataset, runner = _prepare(data, critics, dev_split=dev_split, on_error=on_error,
-                               concurrency=concurrency, cache=cache, progress=progress,
-                               limit=limit)
+    dataset, runner = _prepare(
+        data,
+        critics,
+        dev_split=dev_split,
+        on_error=on_error,
+        concurrency=concurrency,
+        cache=cache,
+        progress=progress,
+        limit=limit,
+    )
     try:
         await runner.arun(dataset.items)
     except asyncio.CancelledError:
         if out is not None:
-            _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
-                    interrupted=True)
+            _finish(
+                dataset,
+                runner,
+                dev_split=dev_split,
+                seed=seed,
+                meta=meta,
+                out=out,
+                interrupted=True,
+            )
         raise
-    return _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
-                   interrupted=False)
+    return _finish(
+        dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out, interrupted=False
+    )
 
 
 def evaluate_critics(
@@ -221,16 +235,30 @@ def evaluate_critics(
         DatasetError: A bad record with ``on_error="raise"``, or no usable record.
         ValueError: Bad arguments (``dev_split`` outside (0, 1), ``concurrency`` < 1).
     """
-    dataset, runner = _prepare(data, critics, dev_split=dev_split, on_error=on_error,
-                               concurrency=concurrency, cache=cache, progress=progress,
-                               limit=limit)
+    dataset, runner = _prepare(
+        data,
+        critics,
+        dev_split=dev_split,
+        on_error=on_error,
+        concurrency=concurrency,
+        cache=cache,
+        progress=progress,
+        limit=limit,
+    )
     interrupted = False
     try:
         _run(runner.arun(dataset.items))
     except KeyboardInterrupt:
         interrupted = True
-    return _finish(dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out,
-                   interrupted=interrupted or runner.interrupted)
+    return _finish(
+        dataset,
+        runner,
+        dev_split=dev_split,
+        seed=seed,
+        meta=meta,
+        out=out,
+        interrupted=interrupted or runner.interrupted,
+    )
 
 
 def _run(coro: Any) -> Any:

@@ -73,8 +73,7 @@ def parse_label(value: Any) -> int:
         if word in ON_TRACK_LABELS:
             return 0
     raise DatasetError(
-        f"field 'label' must be 'incorrect' (off track, to be flagged) or 'correct', "
-        f"got {value!r}"
+        f"field 'label' must be 'incorrect' (off track, to be flagged) or 'correct', got {value!r}"
     )
 
 

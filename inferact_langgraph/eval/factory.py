@@ -57,9 +57,7 @@ def build_model(
         raise ModelSetupError(f"cannot build the model {model!r}: {first}") from exc
 
 
-def build_critics(
-    specs: Sequence[str], *, model: Any, **kwargs: Any
-) -> dict[str, Critic]:
+def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[str, Critic]:
     """One critic per spec (``inferact``, ``multistep:product`` ...), named by its spec.
 
     Args:

@@ -153,11 +153,7 @@ class CriticSummary:
                 },
             },
             "thresholds": {
-                k: (
-                    None
-                    if v is None
-                    else {**asdict(v), "score_threshold": v.score_threshold}
-                )
+                k: (None if v is None else {**asdict(v), "score_threshold": v.score_threshold})
                 for k, v in self.thresholds.items()
             },
             "metrics": {k: (None if v is None else v.to_dict()) for k, v in self.metrics.items()},
@@ -271,8 +267,9 @@ def _summarise(
     # The critic's own decision: flagged <=> risk >= a threshold between the two groups.
     y, r, p = subset(everything)
     own_flags = [flagged[i] for i in everything]
-    own = compute_metrics(y, [1.0 if f else 0.0 for f in own_flags], threshold=0.5,
-                          prices=p if prices else None)
+    own = compute_metrics(
+        y, [1.0 if f else 0.0 for f in own_flags], threshold=0.5, prices=p if prices else None
+    )
     figures = metrics_at(everything, 0.0)  # threshold-free figures of the real scores
     summary.metrics["own"] = MetricSet(
         **{
@@ -417,8 +414,10 @@ def build_report(
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else (
-        f"{100 * value:.1f}"
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (f"{100 * value:.1f}")
     )
 
 
@@ -442,11 +441,15 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
     suffix = " — PARTIAL: the run was interrupted" if report.interrupted else ""
     detection = Table(
         title=f"Detection of off-track trajectories (Table 1), in %{suffix}",
-        title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
     ranking = Table(
         title=f"Ranking and calibration (later version), in %{suffix}",
-        title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
     det_cols = ["critic", "protocol", "n", "Rec", "Prec", "F1", "AUC-PR", "thr", "FN"]
     det_cols += ["FN $"] if has_prices else []
@@ -469,14 +472,28 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
                 ranking.add_row(*head, *["—"] * 5, end_section=last)
             else:
                 thr = "own" if m.threshold is None else f"{m.threshold:.2f}"
-                cells = [str(m.n), _pct(m.recall), _pct(m.precision), _pct(m.f1),
-                         _pct(m.auc_pr), thr, str(m.fn)]
+                cells = [
+                    str(m.n),
+                    _pct(m.recall),
+                    _pct(m.precision),
+                    _pct(m.f1),
+                    _pct(m.auc_pr),
+                    thr,
+                    str(m.fn),
+                ]
                 if has_prices:
                     cells.append("—" if m.missed_price is None else f"${m.missed_price:,.0f}")
                 detection.add_row(*head, *cells, end_section=last)
                 if protocol != "held_out_tuned":  # threshold-free figures repeat there
-                    ranking.add_row(*head, str(m.n), _pct(m.macro_f1), _pct(m.roc_auc),
-                                    _pct(m.ece), _pct(m.auc_pr_trapezoid), end_section=last)
+                    ranking.add_row(
+                        *head,
+                        str(m.n),
+                        _pct(m.macro_f1),
+                        _pct(m.roc_auc),
+                        _pct(m.ece),
+                        _pct(m.auc_pr_trapezoid),
+                        end_section=last,
+                    )
             first = False
     console.print(detection)
     console.print(
@@ -491,29 +508,56 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
 
     with_steps = {n: s for n, s in report.critics.items() if s.aggregations}
     if with_steps:
-        agg = Table(title="Multi-step aggregations (Appendix D), in %", title_justify="left",
-                    box=box.SIMPLE_HEAD, pad_edge=False)
+        agg = Table(
+            title="Multi-step aggregations (Appendix D), in %",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
         for col in ("critic", "aggregation", "protocol", "F1", "AUC-PR", "Rec", "Prec"):
-            agg.add_column(col, justify="left" if col in ("critic", "aggregation",
-                                                           "protocol") else "right")
+            agg.add_column(
+                col, justify="left" if col in ("critic", "aggregation", "protocol") else "right"
+            )
         for name, summary in with_steps.items():
             for how, sub in summary.aggregations.items():
                 protocol = _main_protocol(sub)
                 m = sub.metrics.get(protocol)
-                agg.add_row(name, how, SHORT_PROTOCOLS[protocol],
-                            *(("—",) * 4 if m is None else
-                              (_pct(m.f1), _pct(m.auc_pr), _pct(m.recall), _pct(m.precision))))
+                agg.add_row(
+                    name,
+                    how,
+                    SHORT_PROTOCOLS[protocol],
+                    *(
+                        ("—",) * 4
+                        if m is None
+                        else (_pct(m.f1), _pct(m.auc_pr), _pct(m.recall), _pct(m.precision))
+                    ),
+                )
         console.print(agg)
 
-    usage = Table(title="Cost of the critics", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
-    for col in ("critic", "checked", "errors", "cached", "calls", "calls/traj",
-                "prompt tok/traj", "output tok/traj"):
+    usage = Table(
+        title="Cost of the critics", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    for col in (
+        "critic",
+        "checked",
+        "errors",
+        "cached",
+        "calls",
+        "calls/traj",
+        "prompt tok/traj",
+        "output tok/traj",
+    ):
         usage.add_column(col, justify="left" if col == "critic" else "right")
     for name, s in report.critics.items():
         per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
-        usage.add_row(name, str(s.checked), str(s.errors), str(s.cached), str(s.model_calls),
-                      *("—" if v is None else f"{v:.1f}" for v in per.values()))
+        usage.add_row(
+            name,
+            str(s.checked),
+            str(s.errors),
+            str(s.cached),
+            str(s.model_calls),
+            *("—" if v is None else f"{v:.1f}" for v in per.values()),
+        )
     console.print(usage)
     for name, s in report.critics.items():
         for note in s.notes:
@@ -554,8 +598,13 @@ def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
         risk = [p[1] for p in pairs]
         precision, recall, _ = precision_recall_curve(y, risk)
         ap = average_precision_score(y, risk)
-        axes.plot(recall, precision, style, drawstyle="steps-post",
-                  label=f"{label} (AP {ap:.2f}, n={len(y)})")
+        axes.plot(
+            recall,
+            precision,
+            style,
+            drawstyle="steps-post",
+            label=f"{label} (AP {ap:.2f}, n={len(y)})",
+        )
         drawn += 1
 
     for name, summary in report.critics.items():
@@ -575,8 +624,7 @@ def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
     if not drawn:
         return None
     base = sum(labels) / len(labels) if labels else 0
-    axes.axhline(base, color="grey", linewidth=0.8, linestyle=":",
-                 label=f"chance ({base:.2f})")
+    axes.axhline(base, color="grey", linewidth=0.8, linestyle=":", label=f"chance ({base:.2f})")
     axes.set_xlabel("Recall (off track)")
     axes.set_ylabel("Precision (off track)")
     axes.set_xlim(0, 1.0)

@@ -403,9 +403,7 @@ class EvalRunner:
             return None
         from tqdm.auto import tqdm
 
-        return tqdm(
-            total=self.stats.total, desc="eval", unit="check", file=sys.stderr, leave=True
-        )
+        return tqdm(total=self.stats.total, desc="eval", unit="check", file=sys.stderr, leave=True)
 
     async def _check(
         self,
