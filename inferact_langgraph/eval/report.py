@@ -547,7 +547,7 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
         "prompt tok/traj",
         "output tok/traj",
     ):
-        usage.add_column(col, justify="left" if col == "critic" else "right")
+        usage.add_column(col, justify="left" if col == "critic" else "right", no_wrap=True)
     for name, s in report.critics.items():
         per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
         usage.add_row(
