@@ -1,5 +1,6 @@
 """inferact-langgraph: a preemptive critic for the critical actions of LangGraph agents."""
 
+from inferact_langgraph.cache import CachedCritic, InMemoryVerdictCache
 from inferact_langgraph.critical import CriticalSpec, critical
 from inferact_langgraph.critics import (
     Critic,
@@ -28,6 +29,7 @@ from inferact_langgraph.trajectory import Step, TokenBudget, Trajectory
 from inferact_langgraph.wrap import with_inferact
 
 __all__ = [
+    "CachedCritic",
     "Critic",
     "CriticError",
     "CriticModelError",
@@ -35,6 +37,7 @@ __all__ = [
     "CriticTimeoutError",
     "CriticalSpec",
     "FeedbackMemory",
+    "InMemoryVerdictCache",
     "InferActCritic",
     "InferActError",
     "InferActMiddleware",

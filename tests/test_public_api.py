@@ -6,8 +6,8 @@ import inferact_langgraph
 def test_public_api_is_pinned_and_sorted():
     assert inferact_langgraph.__all__ == sorted(inferact_langgraph.__all__)
     assert inferact_langgraph.__all__ == [
-        "Critic", "CriticError", "CriticModelError", "CriticParseError", "CriticTimeoutError",
-        "CriticalSpec", "FeedbackMemory", "InferActCritic", "InferActError", "InferActMiddleware",
+        "CachedCritic", "Critic", "CriticError", "CriticModelError", "CriticParseError", "CriticTimeoutError",
+        "CriticalSpec", "FeedbackMemory", "InMemoryVerdictCache", "InferActCritic", "InferActError", "InferActMiddleware",
         "MultiStepCritic", "Preset", "ResumeError", "SelfConsistencyCritic", "StandardEvalCritic",
         "Step", "TokenBudget", "Trajectory", "UnsupportedGraphError", "Usage", "Verdict",
         "aggregate_steps", "critical", "get_preset", "make_critic", "with_inferact",

@@ -25,18 +25,21 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
-import sqlite3
 import sys
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inferact_langgraph.cache import (
+    CACHE_VERSION,
+    VerdictCache,
+    critic_fingerprint,
+    model_identity,
+)
 from inferact_langgraph.critics.base import Critic, Verdict
 from inferact_langgraph.eval.datasets import LabelledTrajectory
 
@@ -49,129 +52,6 @@ __all__ = [
     "critic_fingerprint",
     "model_identity",
 ]
-
-CACHE_VERSION = 1
-# Critic attributes that change how a check runs but not what it answers.
-_NOT_SEMANTIC = frozenset({"model", "timeout", "max_retries"})
-_MODEL_FIELDS = (
-    "model",
-    "model_name",
-    "model_id",
-    "deployment_name",
-    "temperature",
-    "top_p",
-    "top_k",
-    "max_tokens",
-    "seed",
-    "n",
-    "openai_api_base",
-    "base_url",
-    "reasoning_effort",
-    "logprobs",
-    "top_logprobs",
-    "stop",
-    "frequency_penalty",
-    "presence_penalty",
-)
-
-
-def _jsonable(value: Any, depth: int = 0) -> Any:
-    """A stable JSON form of a configuration value (no memory addresses)."""
-    if depth > 6:
-        return type(value).__qualname__
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, depth + 1) for k, v in sorted(value.items(), key=str)}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = [_jsonable(v, depth + 1) for v in value]
-        return sorted(items, key=json.dumps) if isinstance(value, set | frozenset) else items
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            "__class__": type(value).__qualname__,
-            **{
-                f.name: _jsonable(getattr(value, f.name), depth + 1)
-                for f in dataclasses.fields(value)
-            },
-        }
-    if hasattr(value, "get_secret_value"):  # pydantic SecretStr: never in a key
-        return "<secret>"
-    if callable(value) and hasattr(value, "__qualname__"):
-        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
-    if hasattr(value, "invoke") or hasattr(value, "ainvoke"):
-        return model_identity(value)
-    return type(value).__qualname__
-
-
-def model_identity(model: Any) -> Any:
-    """What identifies a chat model's answers: its class, model name, sampling settings, URL.
-
-    API keys never enter the identity. Bound runnables (``model.bind(temperature=...)``)
-    include their bound arguments.
-
-    Example:
-        >>> from langchain_openai import ChatOpenAI
-        >>> m = ChatOpenAI(model="gpt-4o", api_key="sk-x", base_url="http://h/v1", temperature=0)
-        >>> ident = model_identity(m)
-        >>> ident["model_name"], ident["openai_api_base"], "sk-x" in str(ident)
-        ('gpt-4o', 'http://h/v1', False)
-    """
-    if model is None:
-        return None
-    if hasattr(model, "bound") and hasattr(model, "kwargs"):
-        return {"bound": model_identity(model.bound), "kwargs": _jsonable(model.kwargs, 1)}
-    ident: dict[str, Any] = {"class": f"{type(model).__module__}.{type(model).__qualname__}"}
-    for key in _MODEL_FIELDS:
-        try:
-            value = getattr(model, key, None)
-        except Exception:  # noqa: BLE001 - a property may raise; it is then not identity
-            value = None
-        if value is not None and not callable(value):
-            ident[key] = _jsonable(value, 1)
-    try:
-        params = model._identifying_params
-    except Exception:  # noqa: BLE001
-        params = None
-    if isinstance(params, Mapping):
-        ident["params"] = _jsonable(params, 1)
-    return ident
-
-
-def critic_fingerprint(critic: Critic) -> dict[str, Any]:
-    """The configuration of a critic that determines its verdicts, as JSON-able data.
-
-    It holds the critic's class and name, every public attribute but time-outs and retries
-    (threshold, preset, risk-awareness, token budget, sample counts, aggregation ...) and the
-    :func:`model_identity` of its model. A critic may instead define a ``cache_fingerprint()``
-    method returning JSON-able data (advisable when it keeps mutable public state, such as
-    counters, that does not change its answers).
-
-    Example:
-        >>> from inferact_langgraph.critics import Critic
-        >>> class C(Critic):
-        ...     name = "c"
-        ...     async def _aevaluate(self, trajectory, *, risk=None): ...
-        >>> critic_fingerprint(C(model=None, preset="hotpotqa"))["preset"]
-        'hotpotqa'
-        >>> critic_fingerprint(C(model=None)) == critic_fingerprint(C(model=None, timeout=5))
-        True
-    """
-    fingerprint: dict[str, Any] = {
-        "class": f"{type(critic).__module__}.{type(critic).__qualname__}",
-        "name": critic.name,
-    }
-    custom = getattr(critic, "cache_fingerprint", None)
-    if callable(custom):
-        fingerprint["custom"] = _jsonable(custom(), 1)
-        fingerprint["model"] = model_identity(getattr(critic, "model", None))
-        return fingerprint
-    for key, value in sorted(vars(critic).items()):
-        if key.startswith("_") or key in _NOT_SEMANTIC:
-            continue
-        fingerprint[key] = _jsonable(value, 1)
-    fingerprint["model"] = model_identity(getattr(critic, "model", None))
-    return fingerprint
-
 
 def cache_key(
     critic: Critic, item: LabelledTrajectory, *, fingerprint: Mapping[str, Any] | None = None
@@ -192,81 +72,6 @@ def cache_key(
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class VerdictCache:
-    """Verdicts in a SQLite file, written as soon as each check finishes.
-
-    Every write is committed at once, so a crash or Ctrl-C loses at most the checks that were
-    in flight. The async methods run the (short) SQLite calls on a worker thread.
-
-    Args:
-        path: The SQLite file (created with its parent directory if missing).
-
-    Example:
-        >>> import tempfile, os
-        >>> from inferact_langgraph.critics import Verdict
-        >>> cache = VerdictCache(os.path.join(tempfile.mkdtemp(), "c.sqlite"))
-        >>> cache.put("k", Verdict(critic="x", score=0.25, threshold=0.5))
-        >>> cache.get("k").score, cache.get("other"), len(cache)
-        (0.25, None, 1)
-        >>> cache.close()
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts ("
-                " key TEXT PRIMARY KEY, critic TEXT NOT NULL, verdict TEXT NOT NULL,"
-                " created REAL NOT NULL)"
-            )
-            self._conn.commit()
-
-    def get(self, key: str) -> Verdict | None:
-        """The cached verdict for ``key``, or ``None``."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT verdict FROM verdicts WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
-            return None
-        try:
-            return Verdict.model_validate_json(row[0])
-        except ValueError:  # an entry from an incompatible version: treat as a miss
-            return None
-
-    def put(self, key: str, verdict: Verdict) -> None:
-        """Store (or replace) the verdict for ``key`` and commit."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO verdicts (key, critic, verdict, created) "
-                "VALUES (?, ?, ?, ?)",
-                (key, verdict.critic, verdict.model_dump_json(), time.time()),
-            )
-            self._conn.commit()
-
-    async def aget(self, key: str) -> Verdict | None:
-        """:meth:`get` without blocking the event loop."""
-        return await asyncio.to_thread(self.get, key)
-
-    async def aput(self, key: str, verdict: Verdict) -> None:
-        """:meth:`put` without blocking the event loop."""
-        await asyncio.to_thread(self.put, key, verdict)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
-
-    def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._conn.close()
 
 
 @dataclass
