@@ -270,3 +270,72 @@ def demo_command(
     except DemoError as exc:
         raise typer.BadParameter(str(exc)) from None
     raise typer.Exit(code)
+
+
+@app.command("trials")
+def trials_command(
+    env: Annotated[str, typer.Option("--env", help="webshop, hotpotqa or alfworld.")],
+    tasks: Annotated[
+        str, typer.Option("--tasks", help="Task indices, e.g. 0,1,2, or 'all'.")
+    ] = "all",
+    critic: Annotated[
+        list[str] | None,
+        typer.Option("--critic", help="Critic spec, repeatable (default: inferact)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Actor model; default: the scripted policy (offline)."),
+    ] = None,
+    critic_model: Annotated[
+        str | None,
+        typer.Option("--critic-model", help="Critic model; default: oracle-scripted (offline)."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint.")
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url."
+        ),
+    ] = None,
+    feedback: Annotated[
+        str, typer.Option("--feedback", help="binary (then self-reflection) or nl (paper A.5).")
+    ] = "nl",
+    feedback_model: Annotated[
+        str | None,
+        typer.Option(
+            "--feedback-model", help="LLM writing NL feedback; default: a gold-answer template."
+        ),
+    ] = None,
+    max_trials: Annotated[int, typer.Option("--max-trials", min=1, help="Trials per task.")] = 3,
+    upper_bound: Annotated[
+        bool,
+        typer.Option("--upper-bound/--no-upper-bound", help="Also run the post-execution bound."),
+    ] = True,
+    plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write trials.png.")] = True,
+    out: Annotated[
+        Path, typer.Option("--out", file_okay=False, help="Directory for trials.json / .png.")
+    ] = Path("trials"),
+) -> None:
+    """Success rate over trials with a critic and a simulated human (paper Table 2, Figure 4)."""
+    from inferact_langgraph.eval.trials import TrialsError, trials_main
+
+    try:
+        trials_main(
+            env,
+            tasks=tasks,
+            critics=critic or ["inferact"],
+            model=model,
+            critic_model=critic_model,
+            base_url=base_url,
+            api_key=api_key,
+            feedback=feedback,
+            feedback_model=feedback_model,
+            max_trials=max_trials,
+            upper_bound=upper_bound,
+            out=out,
+            plot=plot,
+        )
+    except TrialsError as exc:
+        raise typer.BadParameter(str(exc)) from None

@@ -9,8 +9,9 @@ critic guards the critical action (``buy_now``, ``finish``, ``heat``/``cool``/``
   with feedback, the trial ends, and the feedback is in the store for the next trial:
 
   - ``binary``: the resume value is ``False`` ("incorrect"); the actor then writes a
-    Reflexion-style self-reflection (:func:`~inferact_langgraph.prompts.feedback.reflection_prompt`),
-    which is stored with the rejection and is what the next trial sees;
+    Reflexion-style self-reflection
+    (:func:`~inferact_langgraph.prompts.feedback.reflection_prompt`), which is stored with
+    the rejection and is what the next trial sees;
   - ``nl``: an LLM playing the user writes feedback from the task, the gold outcome and the
     failed action chain (paper A.5, :func:`~inferact_langgraph.prompts.feedback.feedback_prompt`);
     offline, :func:`~inferact_langgraph.examples.demo_models.oracle_feedback` writes it from a
@@ -53,7 +54,6 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph.critics import CRITIC_SPECS, Critic, Usage, make_critic
-from inferact_langgraph.examples import normalize_answer
 from inferact_langgraph.examples.alfworld import object_type
 from inferact_langgraph.examples.demo_models import (
     ENVIRONMENTS,
@@ -206,9 +206,7 @@ class TrialsReport:
     @property
     def offline(self) -> bool:
         """True when any part is scripted / oracle rather than live."""
-        return any(
-            "offline" in v or "oracle" in v or "scripted" in v for v in self.labels.values()
-        )
+        return any("offline" in v or "oracle" in v or "scripted" in v for v in self.labels.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -276,8 +274,9 @@ def _trial_success(name: str, env: Any, values: dict, task: int, thread: str) ->
         bought = env.purchases(thread)
         return bool(bought) and env.is_success(bought[-1], task)
     if name == "hotpotqa":
-        answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)
-                    and m.status != "error"}
+        answered = {
+            m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status != "error"
+        }
         for message in reversed(messages):
             if isinstance(message, AIMessage):
                 for call in message.tool_calls:
@@ -290,8 +289,9 @@ def _trial_success(name: str, env: Any, values: dict, task: int, thread: str) ->
 def _terminal_action(name: str, env: Any, values: dict) -> dict[str, Any] | None:
     """The last executed critical call of the trial, if any."""
     messages = values.get("messages") or []
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)
-                and m.status != "error"}
+    answered = {
+        m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status != "error"
+    }
     for message in reversed(messages):
         if isinstance(message, AIMessage):
             for call in reversed(message.tool_calls):
@@ -325,8 +325,10 @@ def oracle_baseline_model(name: str, env: Any, task: int, spec: str) -> Scripted
             steps.append(f"Step {n}: {0.9 if ok else 0.05}")
             return "\n".join(steps) + f"\nJustification: {why} (oracle-scripted answer)."
         label = "Correct" if ok else "Incorrect"
-        return (f"The answer is: {label}\nConfidence: 0.9\n"
-                f"Justification: {why} (oracle-scripted answer).")
+        return (
+            f"The answer is: {label}\nConfidence: 0.9\n"
+            f"Justification: {why} (oracle-scripted answer)."
+        )
 
     return ScriptedChatModel(responder=respond)
 
@@ -364,9 +366,7 @@ def _model_text(model: Any, prompt: str) -> str:
     reply = model.invoke(prompt)
     content = getattr(reply, "content", reply)
     if isinstance(content, list):
-        content = "\n".join(
-            b.get("text", "") if isinstance(b, dict) else str(b) for b in content
-        )
+        content = "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
     return str(content).strip()
 
 
@@ -379,14 +379,18 @@ def parse_tasks(spec: str | Iterable[int] | None, count: int) -> list[int]:
         try:
             wanted = [int(x) for x in spec.replace(" ", "").split(",") if x != ""]
         except ValueError:
-            raise TrialsError(f"--tasks must be 'all' or indices like 0,1,2; got {spec!r}") from None
+            raise TrialsError(
+                f"--tasks must be 'all' or indices like 0,1,2; got {spec!r}"
+            ) from None
     else:
         wanted = [int(x) for x in spec]
     if not wanted:
         raise TrialsError("no task selected")
     bad = [i for i in wanted if not 0 <= i < count]
     if bad:
-        raise TrialsError(f"task index out of range {bad}: this environment has tasks 0..{count - 1}")
+        raise TrialsError(
+            f"task index out of range {bad}: this environment has tasks 0..{count - 1}"
+        )
     return list(dict.fromkeys(wanted))
 
 
@@ -418,8 +422,11 @@ class _Runner:
             return _NoCritic(model=None)
         model = self.critic_model
         if model is None:
-            model = (oracle_critic_model(self.name, env) if spec == "inferact"
-                     else oracle_baseline_model(self.name, env, task, spec))
+            model = (
+                oracle_critic_model(self.name, env)
+                if spec == "inferact"
+                else oracle_baseline_model(self.name, env, task, spec)
+            )
         return make_critic(spec, model=model, preset=self.name, threshold=self.threshold)
 
     def _actor(self, env: Any, task: int) -> Any:
@@ -433,9 +440,15 @@ class _Runner:
     def nl_feedback(self, env: Any, task: int, chain: str) -> tuple[str, str]:
         if self.feedback_model is None:
             return oracle_feedback(self.name, env, task), "template"
-        text = _model_text(self.feedback_model, feedback_prompt(
-            self.name, task=_task_text(self.name, env, task), gold=_gold_text(self.name, env, task),
-            incorrect_action_chain=chain))
+        text = _model_text(
+            self.feedback_model,
+            feedback_prompt(
+                self.name,
+                task=_task_text(self.name, env, task),
+                gold=_gold_text(self.name, env, task),
+                incorrect_action_chain=chain,
+            ),
+        )
         match = _FEEDBACK_LINE.search(text)
         return (match.group(1).strip() if match else text) or text, "llm"
 
@@ -444,8 +457,12 @@ class _Runner:
         source = "actor"
         if model is None:
             model, source = _scripted_reflection(self.name, env, task), "scripted"
-        text = _model_text(model, reflection_prompt(
-            task=_task_text(self.name, env, task), trajectory=chain, outcome="incorrect"))
+        text = _model_text(
+            model,
+            reflection_prompt(
+                task=_task_text(self.name, env, task), trajectory=chain, outcome="incorrect"
+            ),
+        )
         return text, source
 
     def _attach_reflection(self, store: Any, prompt: str, reflection: str) -> None:
@@ -460,14 +477,30 @@ class _Runner:
         store, saver = InMemoryStore(), InMemorySaver()
         critic = self._critic(spec, env, task)
         _, graph = build_env_graph(
-            self.name, env=env, task_index=task, actor_model=self._actor(env, task),
-            critic=critic, checkpointer=saver, store=store, on_reject="end")
+            self.name,
+            env=env,
+            task_index=task,
+            actor_model=self._actor(env, task),
+            critic=critic,
+            checkpointer=saver,
+            store=store,
+            on_reject="end",
+        )
         prompt = env.prompt(task)
         run = TaskRun(task=task, solved_at=None)
         tag = re.sub(r"[^a-z0-9]+", "-", spec.lower())
         for trial in range(1, self.max_trials + 1):
-            record = self.run_trial(graph, env, store, task, trial, f"{tag}-task{task}-trial{trial}",
-                                    prompt, spec == POST_EXECUTION, critic)
+            record = self.run_trial(
+                graph,
+                env,
+                store,
+                task,
+                trial,
+                f"{tag}-task{task}-trial{trial}",
+                prompt,
+                spec == POST_EXECUTION,
+                critic,
+            )
             run.trials.append(record)
             if self.on_trial:
                 self.on_trial(spec, task, record)
@@ -478,14 +511,29 @@ class _Runner:
                 break  # no feedback reaches the actor: the task stays failed
         return run
 
-    def run_trial(self, graph: Any, env: Any, store: Any, task: int, trial: int, thread: str,
-                  prompt: str, upper_bound: bool, critic: Critic) -> TrialRecord:
+    def run_trial(
+        self,
+        graph: Any,
+        env: Any,
+        store: Any,
+        task: int,
+        trial: int,
+        thread: str,
+        prompt: str,
+        upper_bound: bool,
+        critic: Critic,
+    ) -> TrialRecord:
         started = time.perf_counter()
         cfg = {"configurable": {"thread_id": thread}}
         memory_entries = len(self.memory.load(store, prompt))
         calls_before = getattr(critic.model, "calls", 0) if critic.model is not None else 0
-        record = TrialRecord(trial=trial, thread=thread, outcome="no_action", success=False,
-                             memory_entries_at_start=memory_entries)
+        record = TrialRecord(
+            trial=trial,
+            thread=thread,
+            outcome="no_action",
+            success=False,
+            memory_entries_at_start=memory_entries,
+        )
         payload: Any = {"messages": [("user", prompt)]}
         rejected_chain: str | None = None
         while True:
@@ -529,7 +577,8 @@ class _Runner:
         if executed and record.action is None:
             record.action = {"name": executed["name"], "args": executed["args"]}
             record.action_correct = action_is_correct(
-                self.name, env, task, executed["name"], executed["args"])
+                self.name, env, task, executed["name"], executed["args"]
+            )
         if record.success:
             record.outcome = "success"
         elif record.decision == "reject":
@@ -541,12 +590,20 @@ class _Runner:
         elif upper_bound and executed is not None:
             record.outcome = "failed"
             chain = _chain(values, prompt)
-            entry: dict[str, Any] = {"tool": executed["name"], "args": executed["args"],
-                                     "task": prompt, "trial": trial, "post_execution": True}
+            entry: dict[str, Any] = {
+                "tool": executed["name"],
+                "args": executed["args"],
+                "task": prompt,
+                "trial": trial,
+                "post_execution": True,
+            }
             if self.feedback == "binary":
                 reflection, source = self.reflect(env, task, chain)
-                entry.update(binary=True, reflection=reflection,
-                             feedback="The user judged this attempt incorrect (binary feedback).")
+                entry.update(
+                    binary=True,
+                    reflection=reflection,
+                    feedback="The user judged this attempt incorrect (binary feedback).",
+                )
                 record.feedback, record.feedback_source = reflection, f"reflection:{source}"
             else:
                 text, source = self.nl_feedback(env, task, chain)
@@ -624,38 +681,70 @@ def run_trials(
 
     live_actor = actor_model is not None
     info = {
-        "actor": "live model" if live_actor else (
-            "custom actor factory" if actor_factory else SCRIPTED_ACTOR_LABEL),
-        "critic_model": "live model" if critic_model is not None else (
+        "actor": "live model"
+        if live_actor
+        else ("custom actor factory" if actor_factory else SCRIPTED_ACTOR_LABEL),
+        "critic_model": "live model"
+        if critic_model is not None
+        else (
             f"InferAct: {ORACLE_LABEL}; baselines: oracle-scripted from the gold data "
-            "(offline) — not live judgement"),
-        "feedback": (BINARY_FEEDBACK_LABEL if feedback == "binary"
-                     else ("NL feedback by an LLM from task, gold outcome and failed chain "
-                           "(paper A.5)" if feedback_model is not None
-                           else TEMPLATE_FEEDBACK_LABEL)),
+            "(offline) — not live judgement"
+        ),
+        "feedback": (
+            BINARY_FEEDBACK_LABEL
+            if feedback == "binary"
+            else (
+                "NL feedback by an LLM from task, gold outcome and failed chain (paper A.5)"
+                if feedback_model is not None
+                else TEMPLATE_FEEDBACK_LABEL
+            )
+        ),
         "human": "simulated from the gold label: reject wrong flagged actions, approve right ones",
     }
     if feedback == "binary":
-        info["reflection"] = ("the actor model (Reflexion-style prompt)" if reflection_model
-                              is not None else SCRIPTED_REFLECTION_LABEL)
+        info["reflection"] = (
+            "the actor model (Reflexion-style prompt)"
+            if reflection_model is not None
+            else SCRIPTED_REFLECTION_LABEL
+        )
     info.update(labels or {})
 
-    runner = _Runner(env, feedback=feedback, max_trials=max_trials, actor_model=actor_model,
-                     actor_factory=actor_factory, critic_model=critic_model,
-                     feedback_model=feedback_model, reflection_model=reflection_model,
-                     threshold=threshold, on_trial=on_trial)
+    runner = _Runner(
+        env,
+        feedback=feedback,
+        max_trials=max_trials,
+        actor_model=actor_model,
+        actor_factory=actor_factory,
+        critic_model=critic_model,
+        feedback_model=feedback_model,
+        reflection_model=reflection_model,
+        threshold=threshold,
+        on_trial=on_trial,
+    )
     started = time.perf_counter()
     methods: dict[str, MethodResult] = {}
     for spec in [*critics, *([POST_EXECUTION] if upper_bound else [])]:
-        kind: Literal["critic", "upper_bound"] = "upper_bound" if spec == POST_EXECUTION else "critic"
+        kind: Literal["critic", "upper_bound"] = (
+            "upper_bound" if spec == POST_EXECUTION else "critic"
+        )
         result = MethodResult(
-            name=spec, kind=kind, max_trials=max_trials,
-            critic_model=None if kind == "upper_bound" else info["critic_model"])
+            name=spec,
+            kind=kind,
+            max_trials=max_trials,
+            critic_model=None if kind == "upper_bound" else info["critic_model"],
+        )
         for task in selected:
             result.runs.append(runner.run_task(spec, task))
         methods[spec] = result
-    return TrialsReport(env=env, tasks=selected, feedback=feedback, max_trials=max_trials,
-                        methods=methods, labels=info, seconds=time.perf_counter() - started)
+    return TrialsReport(
+        env=env,
+        tasks=selected,
+        feedback=feedback,
+        max_trials=max_trials,
+        methods=methods,
+        labels=info,
+        seconds=time.perf_counter() - started,
+    )
 
 
 # ---------------------------------------------------------------------------- output
@@ -666,8 +755,10 @@ def render_trials(report: TrialsReport, console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    title = (f"Cumulative success rate by trial, {report.env}, {report.feedback} feedback, "
-             f"{len(report.tasks)} task(s), in %")
+    title = (
+        f"Cumulative success rate by trial, {report.env}, {report.feedback} feedback, "
+        f"{len(report.tasks)} task(s), in %"
+    )
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("method", no_wrap=True)
     for k in range(1, report.max_trials + 1):
@@ -686,14 +777,20 @@ def render_trials(report: TrialsReport, console: Any = None) -> None:
             str(counts.get("missed", 0)) if method.kind == "critic" else "-",
         )
     console.print(table)
-    console.print("trial k = cumulative success by trial k (trial 1 = no feedback yet, "
-                  "Table 2's N=0); flags/rejected/missed count trials.", soft_wrap=True)
+    console.print(
+        "trial k = cumulative success by trial k (trial 1 = no feedback yet, "
+        "Table 2's N=0); flags/rejected/missed count trials.",
+        soft_wrap=True,
+    )
     for key, value in report.labels.items():
         console.print(f"{key}: {value}", soft_wrap=True)
     if report.offline:
-        console.print("[bold yellow]OFFLINE / SCRIPTED: these figures come from scripted or "
-                      "oracle components, not live judgement; they check the loop, not the "
-                      "method.[/bold yellow]", soft_wrap=True)
+        console.print(
+            "[bold yellow]OFFLINE / SCRIPTED: these figures come from scripted or "
+            "oracle components, not live judgement; they check the loop, not the "
+            "method.[/bold yellow]",
+            soft_wrap=True,
+        )
 
 
 def plot_trials(report: TrialsReport, path: str | Path) -> Path | None:
@@ -758,21 +855,32 @@ def trials_main(
             if critic_model or base_url:
                 name = critic_model or model
                 if not name:
-                    raise TrialsError("--base-url needs --critic-model (or --model) to name the model")
+                    raise TrialsError(
+                        "--base-url needs --critic-model (or --model) to name the model"
+                    )
                 critic = factory.build_model(name, base_url=base_url, api_key=api_key)
                 labels["critic_model"] = f"live model {name}{where}"
             if feedback_model:
                 writer = factory.build_model(feedback_model, base_url=base_url, api_key=api_key)
                 labels["feedback" if feedback == "nl" else "feedback_model"] = (
-                    f"NL feedback by live model {feedback_model}{where} (paper A.5)")
+                    f"NL feedback by live model {feedback_model}{where} (paper A.5)"
+                )
         except factory.ModelSetupError as exc:
             raise TrialsError(str(exc)) from None
         if actor is not None and feedback == "binary":
             labels["reflection"] = f"live model {model}{where} (Reflexion-style prompt)"
     report = run_trials(
-        env, tasks=tasks, critics=critics, feedback=feedback,  # type: ignore[arg-type]
-        max_trials=max_trials, upper_bound=upper_bound, actor_model=actor,
-        critic_model=critic, feedback_model=writer, labels=labels)
+        env,
+        tasks=tasks,
+        critics=critics,
+        feedback=feedback,  # type: ignore[arg-type]
+        max_trials=max_trials,
+        upper_bound=upper_bound,
+        actor_model=actor,
+        critic_model=critic,
+        feedback_model=writer,
+        labels=labels,
+    )
     render_trials(report, console)
     paths = report.write(out, plot=plot)
     for kind, path in paths.items():
