@@ -95,9 +95,14 @@ def summary(results: dict) -> str:
                                for k, x in r.items()), "a table", "done"])
     if "7" in results:
         g = results["7"]["graph"]
-        rows.append(["7. identical pending call checked again",
-                     f"{g['second']['calls']} model calls (no cache in the guard)",
-                     "0 calls on a hit", "missed (not implemented)"])
+        rs = results["7"]["rows"]
+        ok = g["cached/second"]["calls"] == 0 and all(max(r["hit_calls"]) == 0 for r in rs)
+        rows.append(["7. identical pending call, CachedCritic hit",
+                     f"{g['cached/second']['calls']} model calls (plain critic: "
+                     f"{g['plain/second']['calls']}); hit / re-check time "
+                     + ", ".join(f"{C.median(r['mem']) / C.median(r['recheck']):.3f} "
+                                 f"({r['steps']} steps)" for r in rs),
+                     "0 calls on a hit", "met" if ok else "missed"])
     if "8" in results:
         x = results["8"]
         for mode in ("sync", "async"):

@@ -83,8 +83,10 @@ def test_compare_smoke():
 
 def test_cache_smoke():
     r = bench_cache.main(["--delay", "0.01", "--reps", "1", "--lengths", "0", "--no-write"])
-    assert r["graph"]["first"]["calls"] == 3
-    assert r["rows"][0]["calls"] == [3]
+    g = r["graph"]
+    assert g["plain/first"]["calls"] == 3 == g["plain/second"]["calls"]
+    assert g["cached/first"]["calls"] == 3 and g["cached/second"]["calls"] == 0
+    assert r["rows"][0]["calls"] == [3] and r["rows"][0]["hit_calls"] == [0]
 
 
 def test_design_experiments_smoke():
