@@ -645,8 +645,8 @@ def run_trials(
         critics: Critic specs (``inferact``, ``standard``, ``multistep`` ...), each once.
         feedback: ``binary`` (reject as "incorrect", then the actor's self-reflection) or
             ``nl`` (natural-language feedback from ``feedback_model``, paper A.5).
-        max_trials: Trials per task (the paper: 3 iterations after the first trial → 4 here
-            would be N=3; the CLI default 3 gives N=0..2).
+        max_trials: Trials per task; trial 1 is the paper's N=0, so the paper's N=3
+            iterations are ``max_trials=4``.
         upper_bound: Also run the no-critic post-execution upper bound.
         actor_model: A live actor chat model for every task (default: the scripted policy).
         actor_factory: ``(env_name, env, task) -> model``, for tests (overrides the default).
