@@ -107,6 +107,7 @@ class InferActMiddleware(AgentMiddleware):
         if critical is not None and not isinstance(critical, (Mapping, str)):
             critical = list(critical)
         self._named = resolve_critical_tools((), critical)
+        self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
             critic=build_critic(model=model, critic=critic, threshold=threshold, preset=preset),
             specs=self._named,
@@ -133,19 +134,27 @@ class InferActMiddleware(AgentMiddleware):
 
     # ------------------------------------------------------------------ the critic
     def _learn_tools(self, request: ModelRequest) -> None:
-        for tool in request.tools or []:
+        tools = request.tools or []
+        key = tuple(getattr(t, "name", None) for t in tools)
+        if key == self._seen_tools:  # the same tool set as last time: nothing new to learn
+            return
+        for tool in tools:
             spec = critical_spec(tool)
             name = getattr(tool, "name", None)
             if spec is not None and name and name not in self.guard.specs:
                 self.guard.specs[name] = spec
+        self._seen_tools = key
 
-    @staticmethod
-    def _with_answer(request: ModelRequest, response: Any) -> tuple[dict[str, Any], AIMessage | None]:
+    def _state_to_check(self, request: ModelRequest, response: Any) -> dict[str, Any] | None:
+        """The state with the actor's answer, if that answer has a critical call to check."""
         messages = response.result if isinstance(response, ModelResponse) else [response]
         ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        # Cheap test first: most model calls propose no critical call and copy nothing.
+        if ai is None or not any(c["name"] in self.guard.specs for c in ai.tool_calls):
+            return None
         state = dict(request.state)
         state["messages"] = [*list(request.state.get("messages") or []), *messages]
-        return state, ai
+        return state if self.guard.needs_check(state) else None
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Any]
@@ -153,11 +162,10 @@ class InferActMiddleware(AgentMiddleware):
         """Call the actor, then judge its critical tool calls and store the verdicts."""
         self._learn_tools(request)
         response = handler(request)
-        state, ai = self._with_answer(request, response)
-        if ai is None or not ai.tool_calls or not self.guard.needs_check(state):
+        state = self._state_to_check(request, response)
+        if state is None:
             return response
-        update = self.guard.check(state)
-        return _extend(response, update)
+        return _extend(response, self.guard.check(state))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
@@ -165,11 +173,10 @@ class InferActMiddleware(AgentMiddleware):
         """Async :meth:`wrap_model_call`; several critical calls are judged concurrently."""
         self._learn_tools(request)
         response = await handler(request)
-        state, ai = self._with_answer(request, response)
-        if ai is None or not ai.tool_calls or not self.guard.needs_check(state):
+        state = self._state_to_check(request, response)
+        if state is None:
             return response
-        update = await self.guard.acheck(state)
-        return _extend(response, update)
+        return _extend(response, await self.guard.acheck(state))
 
     # ------------------------------------------------------------------ the gate
     def _finish(self, update: dict[str, Any]) -> dict[str, Any] | None:

@@ -179,6 +179,7 @@ class _VerifyInput(TypedDict):
     risk: RiskLevel | None
     options: list[str]
     order: Order
+    chain: NotRequired[str]
 
 
 # ---------------------------------------------------------------------------- the critic
@@ -278,9 +279,8 @@ class InferActCritic(Critic):
 
     async def _infer_tasks(self, state: InferActState) -> dict[str, Any]:
         trajectory = state["trajectory"]
-        prompt = self.preset_config.inference_prompt(
-            self._chain(trajectory), num_tasks=self.num_tasks
-        )
+        chain = state.get("chain") or self._chain(trajectory)
+        prompt = self.preset_config.inference_prompt(chain, num_tasks=self.num_tasks)
         stage = "inference"
         if self.output_mode == "structured":
             parsed, raw, usage = await self._acall_structured(prompt, InferredTasksAnswer, stage)
@@ -332,7 +332,7 @@ class InferActCritic(Critic):
             labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)
         }
         prompt = self.preset_config.verification_prompt(
-            self._chain(payload["trajectory"]),
+            payload.get("chain") or self._chain(payload["trajectory"]),
             shown,
             risk_aware=self.is_risk_aware(payload.get("risk")),
         )
@@ -443,8 +443,42 @@ class InferActCritic(Critic):
         return parsed, raw, _usage_of(message, prompt)
 
     # ------------------------------------------------------------------ evaluate
+    async def _run_units(self, trajectory: Trajectory, risk: RiskLevel | None) -> dict[str, Any]:
+        """The same steps as :attr:`graph`, called directly.
+
+        A check runs on the agent's critical path, and the graph machinery (about twenty
+        internal graph steps and three thread-pool hops a check) cost more than the method
+        itself in the benchmarks; the compiled graphs stay available for composition. The
+        chain is rendered once and shared by both units.
+        """
+        state: dict[str, Any] = {
+            "trajectory": trajectory, "risk": risk, "chain": self._chain(trajectory)
+        }
+        inferred = await self._infer_tasks(state)  # type: ignore[arg-type]
+        state.update(inferred)
+        state.update(self._build_mcq(state))  # type: ignore[arg-type]
+        orders = await asyncio.gather(
+            *(
+                self._verify(
+                    {
+                        "trajectory": trajectory,
+                        "risk": risk,
+                        "options": state["options"],
+                        "order": order,
+                        "chain": state["chain"],
+                    }
+                )
+                for order in ORDERS
+            )
+        )
+        for part in orders:
+            for key in ("answers", "raw", "usage"):
+                state[key] = _merge(state.get(key), part[key])
+        state.update(self._aggregate(state))  # type: ignore[arg-type]
+        return state
+
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        state = await self.graph.ainvoke({"trajectory": trajectory, "risk": risk})
+        state = await self._run_units(trajectory, risk)
         usage = sum(state.get("usage", {}).values(), Usage())
         score = state.get("score")
         if score is None or math.isnan(score):
