@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -103,8 +104,21 @@ _MARKERS = ("The candidate user’s instructions are", "The candidate questions 
             "The candidate tasks are as follows:")
 
 
-def _actions(chain: str) -> list[tuple[str, dict[str, str]]]:
-    return [(m.group(1), dict(_ARG.findall(m.group(2)))) for m in _ACTION.finditer(chain)]
+_OPTIONS_ARG = re.compile(r"options=(\{.*?\})(?=, \w+=|$)")
+
+
+def _actions(chain: str) -> list[tuple[str, dict[str, Any]]]:
+    actions: list[tuple[str, dict[str, Any]]] = []
+    for m in _ACTION.finditer(chain):
+        args: dict[str, Any] = dict(_ARG.findall(m.group(2)))
+        options = _OPTIONS_ARG.search(m.group(2))
+        if options:  # a JSON object argument (WebShop's chosen options)
+            try:
+                args["options"] = json.loads(options.group(1))
+            except ValueError:
+                pass
+        actions.append((m.group(1), args))
+    return actions
 
 
 def _task_texts(name: str, env: Any) -> list[str]:
@@ -130,7 +144,10 @@ def _judge(name: str, env: Any, task_index: int, actions: list) -> tuple[bool, s
         buys = [a for n, a in actions if n == "buy_now"]
         asin = buys[-1].get("asin", "").upper() if buys else ""
         product = env.products.get(asin)
-        ok = asin == task["gold"]["asin"]
+        chosen = buys[-1].get("options") if buys else None
+        chosen = {str(k).lower(): str(v).lower() for k, v in (chosen or {}).items()}
+        wanted = {str(k).lower(): str(v).lower() for k, v in task["gold"].get("options", {}).items()}
+        ok = asin == task["gold"]["asin"] and all(chosen.get(k) == v for k, v in wanted.items())
         title = product["title"].lower() if product else "a product"
         inferred = [
             f"i need {title}, and price lower than {float(product['price']) + 10 if product else 50:.2f} dollars",
