@@ -115,6 +115,8 @@ def _outcome(run: Any) -> str:
     except CriticError as exc:
         raw = (exc.raw or "")[:120].replace("\n", " ")
         return f"{type(exc).__name__} (stage={exc.stage}): {exc} | raw starts: {raw!r}"
+    if isinstance(verdict, _EvalOutcome):
+        return f"inferact eval exited {verdict.code}; report keys {verdict.keys}"
     return (
         f"Verdict score={verdict.score:.4f} flagged={verdict.flagged} "
         f"option_probs={verdict.option_probs} inferred_tasks={verdict.inferred_tasks}"
@@ -134,23 +136,32 @@ def _record(name: str, meta: dict[str, str], run: Any, *, match_on: tuple[str, .
 
 
 # --------------------------------------------------------------------------- real endpoint
-def record_critic(base_url: str, model: str, server: str, max_tokens: int | None) -> None:
+def record_critic(base_url: str, model: str, server: str, max_tokens: int | None,
+                  which: set[str]) -> None:
     from langchain_openai import ChatOpenAI
 
     from inferact_langgraph import InferActCritic, StandardEvalCritic, Trajectory
 
     record = _records()[CRITIC_RECORD_ID]
     trajectory = Trajectory.from_record(record)
-    chat = ChatOpenAI(base_url=base_url, api_key=API_KEY, model=model, temperature=0,
-                      max_retries=0, max_tokens=max_tokens)
+
+    def chat() -> ChatOpenAI:
+        # One client per check: the sync ``evaluate`` runs on a fresh event loop each time, and
+        # a ChatOpenAI reused across loops fails with "Event loop is closed" (its async HTTP
+        # client keeps connections bound to the first loop).
+        return ChatOpenAI(base_url=base_url, api_key=API_KEY, model=model, temperature=0,
+                          max_retries=0, max_tokens=max_tokens)
+
     meta = dict(model=model, server=server, base_url=base_url, record=CRITIC_RECORD_ID,
                 max_tokens=str(max_tokens))
-    critic = InferActCritic(model=chat, preset="hotpotqa")
-    _record(CRITIC_INFERACT, {**meta, "critic": "InferActCritic(preset='hotpotqa')"},
-            lambda: critic.evaluate(trajectory), match_on=MATCH_EXACT)
-    standard = StandardEvalCritic(model=chat, preset="hotpotqa")
-    _record(CRITIC_STANDARD, {**meta, "critic": "StandardEvalCritic(preset='hotpotqa')"},
-            lambda: standard.evaluate(trajectory), match_on=MATCH_EXACT)
+    if "inferact" in which:
+        critic = InferActCritic(model=chat(), preset="hotpotqa")
+        _record(CRITIC_INFERACT, {**meta, "critic": "InferActCritic(preset='hotpotqa')"},
+                lambda: critic.evaluate(trajectory), match_on=MATCH_EXACT)
+    if "standard" in which:
+        standard = StandardEvalCritic(model=chat(), preset="hotpotqa")
+        _record(CRITIC_STANDARD, {**meta, "critic": "StandardEvalCritic(preset='hotpotqa')"},
+                lambda: standard.evaluate(trajectory), match_on=MATCH_EXACT)
 
 
 def eval_args(base_url: str, model: str, critics: list[str], out: Path) -> list[str]:
@@ -193,12 +204,10 @@ def record_eval(base_url: str, model: str, server: str, critics: list[str]) -> N
 
 
 class _EvalOutcome:
-    """Shapes the CLI result like a verdict for ``_outcome``."""
+    """The CLI's exit code and report, for the cassette's ``outcome``."""
 
     def __init__(self, code: int, report: dict[str, Any]) -> None:
-        self.score, self.flagged = float(code), None
-        self.option_probs = {"exit_code": code}
-        self.inferred_tasks = sorted(report)
+        self.code, self.keys = code, sorted(report)
 
 
 # --------------------------------------------------------------------------- stub server
@@ -239,18 +248,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="max_tokens of the critic cassettes' requests (0: no limit)")
     parser.add_argument("--eval-critic", action="append", default=None,
                         help="critic specs of the eval cassette (default: standard)")
+    parser.add_argument("--eval-source", choices=["model", "stub"], default="model",
+                        help="record the eval cassette from --base-url (model) or from the "
+                             "local stub's canned answer (stub)")
     parser.add_argument("--stub-port", type=int, default=18089,
                         help="port of the local stub server (fixed, so URLs are stable)")
-    parser.add_argument("--only", choices=["critic", "eval", "stub"], action="append",
+    parser.add_argument("--only", choices=["critic", "inferact", "standard", "eval", "stub"],
+                        action="append",
                         help="record only these groups (repeatable; default: all)")
     args = parser.parse_args(argv)
     groups = set(args.only or ["critic", "eval", "stub"])
-    if groups & {"critic", "eval"}:
+    if "critic" in groups:
+        groups |= {"inferact", "standard"}
+    if groups & {"inferact", "standard"} or ("eval" in groups and args.eval_source == "model"):
         server = _server_description(args.base_url, args.server)
-        if "critic" in groups:
-            record_critic(args.base_url, args.model, server, args.max_tokens or None)
-        if "eval" in groups:
+        if groups & {"inferact", "standard"}:
+            record_critic(args.base_url, args.model, server, args.max_tokens or None, groups)
+        if "eval" in groups and args.eval_source == "model":
             record_eval(args.base_url, args.model, server, args.eval_critic or ["standard"])
+    if "eval" in groups and args.eval_source == "stub":
+        with vcr_support.stub_server("ok", port=args.stub_port) as stub:
+            record_eval(stub.base_url, vcr_support.STUB_MODEL,
+                        STUB_SERVER + f"; canned answer {vcr_support.STUB_OK_ANSWER!r}",
+                        args.eval_critic or ["standard"])
     if "stub" in groups:
         record_stub(args.stub_port)
     return 0

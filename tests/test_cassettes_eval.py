@@ -13,9 +13,9 @@ import json
 
 import pytest
 from typer.testing import CliRunner
+from vcr_support import CASSETTES, load_cassette, make_vcr, recorded_base_url
 
 from inferact_langgraph.cli import app
-from vcr_support import CASSETTES, load_cassette, make_vcr, recorded_base_url
 
 CASSETTE = "test_cassettes_eval/eval_hotpotqa.yaml"
 DATA = CASSETTES / "test_cassettes_eval" / "trajectories.jsonl"

@@ -210,7 +210,9 @@ def recorded_base_url(name: str) -> str:
 # --------------------------------------------------------------------------- stub server
 STUB_MODEL = "stub-model"
 STUB_SERVER = "local stub (scripts/record_cassettes.py)"
-STUB_MODES = ("429", "500", "malformed", "slow")
+STUB_MODES = ("429", "500", "malformed", "slow", "ok")
+#: What the ``"ok"`` mode answers: a well-formed standard-evaluation answer (not a model's).
+STUB_OK_ANSWER = "The answer is: Incorrect\nConfidence: 0.8"
 
 
 def _completion(text: str) -> dict[str, Any]:
@@ -269,16 +271,16 @@ class _StubHandler(BaseHTTPRequestHandler):
                 self._send(200, json.dumps(_completion("too late")).encode())
             except OSError:  # the client gave up and closed the connection
                 pass
-        else:
-            self._send(200, json.dumps(_completion(f"unknown stub mode {mode}")).encode())
+        else:  # "ok": a canned, well-formed answer
+            self._send(200, json.dumps(_completion(STUB_OK_ANSWER)).encode())
 
 
 class StubOpenAIServer:
     """A stdlib HTTP server on 127.0.0.1 that fails the OpenAI chat-completions route.
 
     Args:
-        mode: ``"429"``, ``"500"``, ``"malformed"`` (HTTP 200, truncated JSON) or ``"slow"``
-            (a valid answer after ``delay`` seconds).
+        mode: ``"429"``, ``"500"``, ``"malformed"`` (HTTP 200, truncated JSON), ``"slow"``
+            (a valid answer after ``delay`` seconds) or ``"ok"`` (:data:`STUB_OK_ANSWER` at once).
         port: 0 picks a free port.
         delay: Seconds the ``"slow"`` mode waits (cut short when the server stops).
 
