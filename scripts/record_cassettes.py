@@ -232,7 +232,8 @@ def record_stub(port: int) -> None:
             meta = dict(model=vcr_support.STUB_MODEL, server=STUB_SERVER,
                         base_url=stub.base_url, stub_mode=mode, record=CRITIC_RECORD_ID,
                         critic="InferActCritic(preset='hotpotqa'), ChatOpenAI(max_retries=0)")
-            _record(name, meta, lambda: critic.evaluate(trajectory), match_on=MATCH_ROUTE)
+            _record(name, meta, lambda critic=critic: critic.evaluate(trajectory),
+                    match_on=MATCH_ROUTE)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,7 +138,8 @@ def test_stub_cassettes_redacted_every_kind_of_credential_header():
             assert headers[key] == [REDACTED], (name, key)
         response = load_cassette(name)["interactions"][0]["response"]
         rheaders = {k.lower(): v for k, v in response["headers"].items()}
-        assert rheaders["set-cookie"] == [REDACTED] and rheaders["openai-organization"] == [REDACTED]
+        assert rheaders["set-cookie"] == [REDACTED]
+        assert rheaders["openai-organization"] == [REDACTED]
         assert meta(name)["server"] == STUB_SERVER
 
 

