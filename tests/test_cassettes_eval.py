@@ -7,7 +7,8 @@ trajectories in ``trajectories.jsonl`` next to it (three real HotPotQA ReAct tra
 committed one is the local stub's canned answer (``--eval-source stub``), because
 Gemma 3 270M on this machine's llama.cpp build took ~3 minutes per capped answer and the
 eval CLI has no ``--max-tokens``; ``--eval-source model`` re-records it from a real model with
-no test change. The replay runs the same command through typer's CliRunner with ``record_mode="none"``.
+no test change. The replay runs the same command through typer's CliRunner
+with ``record_mode="none"``.
 """
 
 from __future__ import annotations
