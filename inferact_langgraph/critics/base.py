@@ -19,6 +19,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -32,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
-__all__ = ["Critic", "RiskLevel", "Usage", "Verdict", "resolve_model"]
+__all__ = ["Critic", "RiskLevel", "Usage", "Verdict", "invoke_model", "is_timeout", "resolve_model"]
 
 RiskLevel = Literal["low", "medium", "high"]
 
@@ -260,7 +262,7 @@ class Critic(ABC):
         runnable = self._runnable(temperature)
         messages = [HumanMessage(prompt)]
         try:
-            call = runnable.ainvoke(messages)
+            call = invoke_model(runnable, messages)
             message = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise CriticTimeoutError(
@@ -271,6 +273,12 @@ class Critic(ABC):
         except CriticError:
             raise
         except Exception as exc:  # any provider error becomes one typed error
+            if is_timeout(exc):
+                raise CriticTimeoutError(
+                    f"{self.name}: the critic model's client timed out during {stage}: "
+                    f"{type(exc).__name__}: {exc}",
+                    stage=stage,
+                ) from exc
             raise CriticModelError(
                 f"{self.name}: the critic model call failed during {stage}: "
                 f"{type(exc).__name__}: {exc}",
@@ -299,13 +307,42 @@ class Critic(ABC):
             raise ValueError("the trajectory has no steps: there is no action to judge")
 
 
+# Set while a sync ``evaluate`` runs the shared async code: model calls then use the model's
+# *sync* API on worker threads. An async HTTP client (ChatOpenAI's, for one) is bound to the
+# event loop it was first used on; sync checks each run on a short-lived loop, so calling its
+# async API there fails from the second check on ("Event loop is closed").
+_SYNC_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("inferact_sync", default=False)
+
+
+# Our own pool, not the loop's default executor: ``asyncio.run`` waits for the default executor
+# on exit, which would make a sync check outlive its time-out by as long as the model hangs.
+_SYNC_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="inferact")
+
+
+async def invoke_model(runnable: Any, messages: Any) -> Any:
+    """Call a model: ``ainvoke`` on the async path, ``invoke`` on a thread on the sync path."""
+    if _SYNC_MODE.get():
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_SYNC_POOL, context.run, runnable.invoke, messages)
+    return await runnable.ainvoke(messages)
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """Whether a provider error is a time-out (``openai.APITimeoutError``, httpx's ...)."""
+    return any("timeout" in cls.__name__.lower() for cls in type(exc).__mro__)
+
+
 def _run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, even inside a running event loop."""
+    """Run a critic's coroutine from sync code (even inside a running loop), in sync mode."""
+
+    async def in_sync_mode() -> Any:
+        _SYNC_MODE.set(True)  # this task's context only; tasks it starts inherit it
+        return await coro
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    import concurrent.futures
-
+        return asyncio.run(in_sync_mode())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(asyncio.run, in_sync_mode()).result()

@@ -48,7 +48,15 @@ from langgraph.types import Send
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict
 
-from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict, _usage_of
+from inferact_langgraph.critics.base import (
+    Critic,
+    RiskLevel,
+    Usage,
+    Verdict,
+    _usage_of,
+    invoke_model,
+    is_timeout,
+)
 from inferact_langgraph.errors import (
     CriticError,
     CriticModelError,
@@ -408,7 +416,7 @@ class InferActCritic(Critic):
         if self.max_retries:
             runnable = runnable.with_retry(stop_after_attempt=self.max_retries + 1)
         try:
-            call = runnable.ainvoke([HumanMessage(prompt)])
+            call = invoke_model(runnable, [HumanMessage(prompt)])
             out = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise CriticTimeoutError(
@@ -418,6 +426,12 @@ class InferActCritic(Critic):
         except CriticError:
             raise
         except Exception as exc:
+            if is_timeout(exc):
+                raise CriticTimeoutError(
+                    f"{self.name}: the critic model's client timed out during {stage}: "
+                    f"{type(exc).__name__}: {exc}",
+                    stage=stage,
+                ) from exc
             raise CriticModelError(
                 f"{self.name}: the critic model call failed during {stage}: "
                 f"{type(exc).__name__}: {exc}",
