@@ -7,30 +7,9 @@ Offline by default: the actor is the scripted policy of
 The module-level ``graph`` has no checkpointer: the LangGraph server provides one.
 """
 
-from __future__ import annotations
-
-from typing import Any
-
-from inferact_langgraph.examples.demo_models import build_env_graph
+from inferact_langgraph.examples.demo_models import graph_builder
 
 __all__ = ["build_graph", "graph"]
 
-
-def build_graph(
-    *,
-    actor_model: Any = None,
-    critic_model: Any = None,
-    critic: Any = None,
-    checkpointer: Any = None,
-    store: Any = None,
-    task_index: int = 0,
-    **options: Any,
-) -> Any:
-    """The hotpotqa agent wrapped with ``with_inferact``; ``options`` go to ``with_inferact``."""
-    return build_env_graph(
-        "hotpotqa", actor_model=actor_model, critic_model=critic_model, critic=critic,
-        checkpointer=checkpointer, store=store, task_index=task_index, **options,
-    )[1]
-
-
+build_graph = graph_builder("hotpotqa")
 graph = build_graph()

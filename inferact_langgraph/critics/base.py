@@ -260,31 +260,34 @@ class Critic(ABC):
             CriticModelError: The model call raised.
         """
         runnable = self._runnable(temperature)
-        messages = [HumanMessage(prompt)]
+        message = await self.ainvoke_typed(runnable, [HumanMessage(prompt)], stage=stage)
+        return _text(message), _usage_of(message, prompt)
+
+    async def ainvoke_typed(self, runnable: Any, messages: Any, *, stage: str) -> Any:
+        """Invoke a model runnable with this critic's time-out; every failure becomes typed.
+
+        Raises:
+            CriticTimeoutError: No answer within ``timeout`` seconds, or the client timed out.
+            CriticModelError: The model call raised anything else.
+        """
         try:
             call = invoke_model(runnable, messages)
-            message = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
+            return await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise CriticTimeoutError(
-                f"{self.name}: the critic model did not answer within {self.timeout}s "
-                f"({stage})",
+                f"{self.name}: the critic model did not answer within {self.timeout}s ({stage})",
                 stage=stage,
             ) from exc
         except CriticError:
             raise
         except Exception as exc:  # any provider error becomes one typed error
-            if is_timeout(exc):
-                raise CriticTimeoutError(
-                    f"{self.name}: the critic model's client timed out during {stage}: "
-                    f"{type(exc).__name__}: {exc}",
-                    stage=stage,
-                ) from exc
-            raise CriticModelError(
-                f"{self.name}: the critic model call failed during {stage}: "
+            kind = CriticTimeoutError if is_timeout(exc) else CriticModelError
+            what = "client timed out" if kind is CriticTimeoutError else "call failed"
+            raise kind(
+                f"{self.name}: the critic model {what} during {stage}: "
                 f"{type(exc).__name__}: {exc}",
                 stage=stage,
             ) from exc
-        return _text(message), _usage_of(message, prompt)
 
     async def acall_many(
         self, prompts: Sequence[str], *, stage: str, temperature: float | None = None

@@ -54,14 +54,10 @@ from inferact_langgraph.critics.base import (
     Usage,
     Verdict,
     _usage_of,
-    invoke_model,
-    is_timeout,
 )
 from inferact_langgraph.errors import (
     CriticError,
-    CriticModelError,
     CriticParseError,
-    CriticTimeoutError,
 )
 from inferact_langgraph.parsing import (
     OptionAnswer,
@@ -415,28 +411,7 @@ class InferActCritic(Critic):
         runnable: Runnable = self.model.with_structured_output(schema, include_raw=True)
         if self.max_retries:
             runnable = runnable.with_retry(stop_after_attempt=self.max_retries + 1)
-        try:
-            call = invoke_model(runnable, [HumanMessage(prompt)])
-            out = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
-        except (asyncio.TimeoutError, TimeoutError) as exc:
-            raise CriticTimeoutError(
-                f"{self.name}: the critic model did not answer within {self.timeout}s ({stage})",
-                stage=stage,
-            ) from exc
-        except CriticError:
-            raise
-        except Exception as exc:
-            if is_timeout(exc):
-                raise CriticTimeoutError(
-                    f"{self.name}: the critic model's client timed out during {stage}: "
-                    f"{type(exc).__name__}: {exc}",
-                    stage=stage,
-                ) from exc
-            raise CriticModelError(
-                f"{self.name}: the critic model call failed during {stage}: "
-                f"{type(exc).__name__}: {exc}",
-                stage=stage,
-            ) from exc
+        out = await self.ainvoke_typed(runnable, [HumanMessage(prompt)], stage=stage)
         message = out.get("raw") if isinstance(out, Mapping) else out
         parsed = out.get("parsed") if isinstance(out, Mapping) else out
         if isinstance(parsed, BaseModel):

@@ -297,11 +297,26 @@ def build_env_graph(
     return env, graph
 
 
+
 def graph_builder(name: str) -> Callable[..., Any]:
-    """A ``build_graph(**kwargs)`` for one environment, returning just the compiled graph."""
+    """The ``build_graph(*, actor_model=None, critic_model=None, ...)`` of one example graph.
+
+    ``graphs/<name>.py`` exports it and ``graph = build_graph()`` for ``langgraph.json``.
+
+    Example:
+        >>> build = graph_builder("hotpotqa")
+        >>> "inferact_critic" in build().get_graph().nodes
+        True
+    """
+    name = _check_name(name)
 
     def build_graph(**kwargs: Any) -> Any:
         return build_env_graph(name, **kwargs)[1]
 
-    build_graph.__doc__ = f"The {name} ReAct agent guarded by InferAct (see build_env_graph)."
+    build_graph.__name__ = "build_graph"
+    build_graph.__doc__ = (
+        f"The {name} agent guarded by InferAct; keyword arguments as for "
+        "``inferact_langgraph.examples.demo_models.build_env_graph`` (actor_model, critic_model, "
+        "critic, checkpointer, store, task_index, and with_inferact's options)."
+    )
     return build_graph
