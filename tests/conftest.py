@@ -17,3 +17,7 @@ def hotpotqa_records() -> list[dict]:
     if not SHARED_DATA.exists():
         pytest.skip(f"{SHARED_DATA} not present")
     return [json.loads(line) for line in SHARED_DATA.read_text().splitlines() if line.strip()]
+
+# Worker scripts and the server app are run as programs by the tests, never imported by pytest
+# (doctest collection would otherwise import them and run their top level).
+collect_ignore_glob = ["workers/*.py", "server_app/*.py"]
