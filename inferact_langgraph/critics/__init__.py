@@ -13,6 +13,7 @@ from typing import Any
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
 from inferact_langgraph.critics.inferact import InferActCritic
+from inferact_langgraph.critics.logprob import LogprobCritic
 from inferact_langgraph.critics.multistep import AGGREGATIONS, MultiStepCritic, aggregate_steps
 from inferact_langgraph.critics.self_consistency import SelfConsistencyCritic
 from inferact_langgraph.critics.standard import StandardEvalCritic
@@ -22,6 +23,7 @@ __all__ = [
     "CRITIC_SPECS",
     "Critic",
     "InferActCritic",
+    "LogprobCritic",
     "MultiStepCritic",
     "RiskLevel",
     "SelfConsistencyCritic",
@@ -38,13 +40,14 @@ CRITIC_SPECS: tuple[str, ...] = (
     "self_consistency",
     "multistep",
     *(f"multistep:{how}" for how in AGGREGATIONS),
+    "logprob",
 )
 """Every spec :func:`make_critic` accepts."""
 
 
 def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
     """Build a critic from a short spec: ``inferact``, ``standard``, ``self_consistency``,
-    ``multistep`` or ``multistep:<min|max|mean|product>``.
+    ``multistep``, ``multistep:<min|max|mean|product>`` or ``logprob``.
 
     Args:
         spec: The critic spec.
@@ -61,7 +64,8 @@ def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
         Traceback (most recent call last):
         ...
         ValueError: unknown critic spec 'judge'; valid specs: inferact, standard, \
-self_consistency, multistep, multistep:min, multistep:max, multistep:mean, multistep:product
+self_consistency, multistep, multistep:min, multistep:max, multistep:mean, multistep:product, \
+logprob
     """
     name, _, option = str(spec).strip().partition(":")
     if spec not in CRITIC_SPECS:
@@ -72,6 +76,8 @@ self_consistency, multistep, multistep:min, multistep:max, multistep:mean, multi
         return StandardEvalCritic(model=model, **kwargs)
     if name == "self_consistency":
         return SelfConsistencyCritic(model=model, **kwargs)
+    if name == "logprob":
+        return LogprobCritic(model=model, **kwargs)
     if option:
         kwargs["aggregation"] = option
     return MultiStepCritic(model=model, **kwargs)
