@@ -191,7 +191,7 @@ def test_make_critic():
     for how in AGGREGATIONS:
         critic = make_critic(f"multistep:{how}", model=None, threshold=0.3)
         assert critic.aggregation == how and critic.threshold == 0.3
-    assert len(CRITIC_SPECS) == 8
+    assert len(CRITIC_SPECS) == 9
     with pytest.raises(ValueError, match="valid specs: inferact, standard"):
         make_critic("multistep:median", model=None)
     with pytest.raises(ValueError, match="valid presets"):
