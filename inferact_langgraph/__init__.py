@@ -5,6 +5,7 @@ from inferact_langgraph.critical import CriticalSpec, critical
 from inferact_langgraph.critics import (
     Critic,
     InferActCritic,
+    LogprobCritic,
     MultiStepCritic,
     SelfConsistencyCritic,
     StandardEvalCritic,
@@ -41,6 +42,7 @@ __all__ = [
     "InferActCritic",
     "InferActError",
     "InferActMiddleware",
+    "LogprobCritic",
     "MultiStepCritic",
     "Preset",
     "ResumeError",

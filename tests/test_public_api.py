@@ -7,7 +7,7 @@ def test_public_api_is_pinned_and_sorted():
     assert inferact_langgraph.__all__ == sorted(inferact_langgraph.__all__)
     assert inferact_langgraph.__all__ == [
         "CachedCritic", "Critic", "CriticError", "CriticModelError", "CriticParseError", "CriticTimeoutError",
-        "CriticalSpec", "FeedbackMemory", "InMemoryVerdictCache", "InferActCritic", "InferActError", "InferActMiddleware",
+        "CriticalSpec", "FeedbackMemory", "InMemoryVerdictCache", "InferActCritic", "InferActError", "InferActMiddleware", "LogprobCritic",
         "MultiStepCritic", "Preset", "ResumeError", "SelfConsistencyCritic", "StandardEvalCritic",
         "Step", "TokenBudget", "Trajectory", "UnsupportedGraphError", "Usage", "Verdict",
         "aggregate_steps", "critical", "get_preset", "make_critic", "with_inferact",
