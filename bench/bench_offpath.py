@@ -65,9 +65,10 @@ def build(steps: int):
         return make_actor(steps)
 
     critics = {"with_inferact": ScriptedCritic(scores=[0.9]),
-               "InferActMiddleware": ScriptedCritic(scores=[0.9])}
+               "InferActMiddleware": ScriptedCritic(scores=[0.9]),
+               "InferActMiddleware(review_in=tool_call)": ScriptedCritic(scores=[0.9])}
     actors = {k: actor() for k in ("unwrapped", "with_inferact", "InferActMiddleware",
-                                   "HITL (context)")}
+                                   "InferActMiddleware(review_in=tool_call)", "HITL (context)")}
     agents = {
         "unwrapped": create_agent(actors["unwrapped"], [lookup, buy_now],
                                   checkpointer=InMemorySaver()),
@@ -77,6 +78,11 @@ def build(steps: int):
         "InferActMiddleware": create_agent(
             actors["InferActMiddleware"], [lookup, buy_now], checkpointer=InMemorySaver(),
             middleware=[InferActMiddleware(critic=critics["InferActMiddleware"])]),
+        "InferActMiddleware(review_in=tool_call)": create_agent(
+            actors["InferActMiddleware(review_in=tool_call)"], [lookup, buy_now],
+            checkpointer=InMemorySaver(),
+            middleware=[InferActMiddleware(
+                critic=critics["InferActMiddleware(review_in=tool_call)"], review_in="tool_call")]),
         # For context: LangChain's own guard, which users would otherwise put there.
         "HITL (context)": create_agent(
             actors["HITL (context)"], [lookup, buy_now], checkpointer=InMemorySaver(),

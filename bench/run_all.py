@@ -56,7 +56,8 @@ def summary(results: dict) -> str:
                          "met" if m <= 2.2 else f"missed by {(m - 2.2) / 2.2 * 100:.0f}%"])
     if "2" in results:
         for r in results["2"]:
-            for name in ("with_inferact", "InferActMiddleware"):
+            for name in ("with_inferact", "InferActMiddleware",
+                         "InferActMiddleware(review_in=tool_call)"):
                 m = C.median(r["cpu_ratio"][name])
                 ok = m <= 1.05 and r["critic_calls"][name] == 0
                 rows.append([

@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -84,6 +84,12 @@ class InferActMiddleware(AgentMiddleware):
         task_extractor: ``state -> str`` giving the user's real task.
         memory: Feedback memory settings; used when the agent has a store.
         allowed_decisions: Decisions offered to the human.
+        review_in: ``"after_model"`` (default): one HumanInTheLoopMiddleware-style request per
+            AI message, after the model step. ``"tool_call"``: each doubtful call interrupts
+            from its own tool task; no node is added to the agent (cheaper on every step),
+            several doubtful calls of one message are separate interrupts (resume with
+            ``{interrupt_id: decision}``), and an edit is applied to the executed call and
+            audited without rewriting the AI message. Only with ``on_reject="continue"``.
     """
 
     state_schema = InferActState
@@ -102,8 +108,20 @@ class InferActMiddleware(AgentMiddleware):
         task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
         memory: FeedbackMemory | None = None,
         allowed_decisions: Sequence[str] = DECISION_TYPES,
+        review_in: Literal["after_model", "tool_call"] = "after_model",
     ) -> None:
         super().__init__()
+        if review_in not in ("after_model", "tool_call"):
+            raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
+        if review_in == "tool_call":
+            if on_reject != "continue":
+                raise ValueError(
+                    "review_in='tool_call' supports on_reject='continue' only (a tool call cannot "
+                    "end or restart the run); use review_in='after_model' for 'retry' or 'end'"
+                )
+            # No after_model hook on this class, so create_agent adds no node per model call.
+            self.__class__ = _ToolCallReview
+        self.review_in = review_in
         if critical is not None and not isinstance(critical, (Mapping, str)):
             critical = list(critical)
         self._named = resolve_critical_tools((), critical)
@@ -226,6 +244,81 @@ class InferActMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Async :meth:`wrap_tool_call`."""
         return self._refusal(request) or await handler(request)
+
+
+class _ToolCallReview(InferActMiddleware):
+    """``InferActMiddleware(review_in="tool_call")``: the review runs in the tool task."""
+
+    # Restore the base hooks: create_agent then adds no after_model node.
+    after_model = AgentMiddleware.after_model  # type: ignore[assignment]
+    aafter_model = AgentMiddleware.aafter_model  # type: ignore[assignment]
+
+    def _one_call_state(self, request: Any) -> dict[str, Any] | None:
+        """The state as seen by a review of this call alone, or None if it needs none."""
+        call = request.tool_call
+        state = request.state or {}
+        ai = last_ai_message(state)
+        if ai is None or call["name"] not in self.guard.specs:
+            return None
+        record = trusted_record(state, ai, call)
+        if record is None or not record.get("flagged") or record.get("decision"):
+            return None
+        only = ai.model_copy(update={"tool_calls": [c for c in ai.tool_calls if c["id"] == call["id"]]})
+        return {**state, "messages": [only if m is ai else m for m in state.get("messages", [])]}
+
+    def _outcome(self, request: Any, update: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """(the call to run, or the answer that replaces it; the state update to keep)."""
+        update.pop("inferact_route", None)
+        messages = update.pop("messages", [])
+        call_id = request.tool_call["id"]
+        answer = next(
+            (m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call_id), None
+        )
+        if answer is not None:
+            return answer, update
+        edited = next((m for m in messages if isinstance(m, AIMessage)), None)
+        if edited is not None:  # an approved edit: run the edited call
+            call = next(c for c in edited.tool_calls if c["id"] == call_id)
+            return request.override(tool_call=call), update
+        return request, update
+
+    @staticmethod
+    def _command(result: Any, update: dict[str, Any]) -> Any:
+        if isinstance(result, ToolMessage):
+            return Command(update={**update, "messages": [result]})
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            return Command(
+                graph=result.graph, goto=result.goto, update={**update, **result.update}
+            )
+        return result  # an unusual result: returned as is (the decision is in the checks)
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Ask the human about this call if the critic doubted it; then run or answer it."""
+        state = self._one_call_state(request)
+        if state is None:
+            return self._refusal(request) or handler(request)
+        update = self.guard.save_feedback(
+            self.guard.review(state), getattr(request.runtime, "store", None)
+        )
+        target, update = self._outcome(request, update)
+        if isinstance(target, ToolMessage):
+            return self._command(target, update)
+        return self._command(handler(target), update)
+
+    async def awrap_tool_call(
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        """Async :meth:`wrap_tool_call`."""
+        state = self._one_call_state(request)
+        if state is None:
+            return self._refusal(request) or await handler(request)
+        update = await self.guard.asave_feedback(
+            await self.guard.areview(state), getattr(request.runtime, "store", None)
+        )
+        target, update = self._outcome(request, update)
+        if isinstance(target, ToolMessage):
+            return self._command(target, update)
+        return self._command(await handler(target), update)
 
 
 def _extend(response: Any, update: dict[str, Any]) -> Any:
