@@ -155,8 +155,9 @@ def eval_command(
     """Measure critics on labelled trajectories (paper Table 1, Table 3, Appendix D)."""
     from rich.console import Console
 
+    from inferact_langgraph import factory
     from inferact_langgraph.errors import DatasetError
-    from inferact_langgraph.eval import evaluate_critics, factory, render_tables
+    from inferact_langgraph.eval import evaluate_critics, render_tables
 
     console, errors = Console(), Console(stderr=True)
     try:

@@ -229,7 +229,7 @@ def run_demo(
     graph_kwargs: dict[str, Any] = {}
     actor_label, critic_label = "scripted policy", ORACLE_LABEL
     if model or critic_model or base_url:
-        from inferact_langgraph.eval import factory
+        from inferact_langgraph import factory
 
         try:
             if model:

@@ -8,8 +8,8 @@ import pytest
 from _eval_fakes import paper_judge, records, write_jsonl
 from typer.testing import CliRunner
 
+from inferact_langgraph import factory
 from inferact_langgraph.cli import app
-from inferact_langgraph.eval import factory
 from inferact_langgraph.testing import ScriptedChatModel
 
 pytest.importorskip("inferact_langgraph.critics.multistep")

@@ -143,7 +143,7 @@ import sys
 sys.path.insert(0, {tests!r})
 from _eval_fakes import paper_judge
 from inferact_langgraph.cli import app
-from inferact_langgraph.eval import factory
+from inferact_langgraph import factory
 from inferact_langgraph.testing import ScriptedChatModel
 
 model = ScriptedChatModel(responder=paper_judge, delay=0.05)
