@@ -245,8 +245,6 @@ class VerdictCache:
             self._conn.close()
 
 
-
-
 class VerdictStore(Protocol):
     """What a verdict cache offers (both caches here implement it)."""
 
@@ -366,8 +364,12 @@ class CachedCritic(Critic):
     def key(self, trajectory: Trajectory, risk: RiskLevel | None) -> str:
         """The cache key of one check."""
         text = json.dumps(
-            {"v": CACHE_VERSION, "critic": self._fingerprint, "risk": risk,
-             "chain": chain_key(trajectory)},
+            {
+                "v": CACHE_VERSION,
+                "critic": self._fingerprint,
+                "risk": risk,
+                "chain": chain_key(trajectory),
+            },
             sort_keys=True,
         )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

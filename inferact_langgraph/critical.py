@@ -54,7 +54,9 @@ class CriticalSpec:
 
     def __post_init__(self) -> None:
         if self.risk is not None and not callable(self.risk) and self.risk not in _RISK_LEVELS:
-            raise ValueError(f"risk must be one of {_RISK_LEVELS}, a function, or None; got {self.risk!r}")
+            raise ValueError(
+                f"risk must be one of {_RISK_LEVELS}, a function, or None; got {self.risk!r}"
+            )
         if self.when is not None and not callable(self.when):
             raise TypeError(f"when must be a function of the tool's arguments, got {self.when!r}")
 

@@ -26,16 +26,16 @@ from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, _mark_invalid_resume
-from pydantic import AfterValidator, ValidationError
 from langgraph.func import task
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import interrupt
+from pydantic import AfterValidator, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
 from inferact_langgraph.critical import CriticalSpec
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, render_feedback
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.memory import FeedbackMemory, render_feedback
 from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, Decision, parse_resume
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
@@ -54,9 +54,7 @@ OnReject = Literal["continue", "retry", "end"]
 MEMORY_MESSAGE_PREFIX = "inferact-memory-"
 
 
-def merge_checks(
-    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
     """Reducer for ``inferact_checks``: updates merge by tool call id (safe under fan-out)."""
     merged = dict(left or {})
     merged.update(right or {})
@@ -213,7 +211,9 @@ class InferActGuard:
         if not self.specs:
             return False
         ai = last_ai_message(state)
-        return any(trusted_record(state, ai, call) is None for call, _ in self.critical_calls(state))
+        return any(
+            trusted_record(state, ai, call) is None for call, _ in self.critical_calls(state)
+        )
 
     # ------------------------------------------------------------------ the critic step
     def _trajectory(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> Trajectory:
@@ -257,7 +257,9 @@ class InferActGuard:
             "error": None,
         }
 
-    async def _acheck_one(self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec) -> dict:
+    async def _acheck_one(
+        self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec
+    ) -> dict:
         record = self._base_record(state, call, spec)
         try:
             if self.critic is None:
@@ -300,7 +302,9 @@ class InferActGuard:
     async def acheck(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Check every unchecked critical call of the last AI message, concurrently."""
         ai = last_ai_message(state)
-        todo = [(c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None]
+        todo = [
+            (c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None
+        ]
         if not todo:
             return {}
         records = await asyncio.gather(*(self._acheck_one(state, c, s) for c, s in todo))
@@ -309,7 +313,9 @@ class InferActGuard:
     def check(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
         ai = last_ai_message(state)
-        todo = [(c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None]
+        todo = [
+            (c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None
+        ]
         if not todo:
             return {}
         return self._check_update([self._check_one(state, c, s) for c, s in todo])
@@ -504,8 +510,10 @@ class InferActGuard:
         except ValidationError as exc:
             errors = exc.errors()
             cause = errors[0].get("ctx", {}).get("error") if errors else None
-            error = cause if isinstance(cause, ResumeError) else ResumeError(
-                str(exc), expected=EXPECTED_SHAPE, received=None
+            error = (
+                cause
+                if isinstance(cause, ResumeError)
+                else ResumeError(str(exc), expected=EXPECTED_SHAPE, received=None)
             )
             _mark_invalid_resume(error)
             raise error from None
@@ -531,7 +539,9 @@ class InferActGuard:
             tool_messages.append(_rejection_message(record, decision.message))
             checks[call_id] = {**record, "decision": "reject"}
             audit.append(
-                _audit_entry(record, decision="reject", decided_by="human", feedback=decision.message)
+                _audit_entry(
+                    record, decision="reject", decided_by="human", feedback=decision.message
+                )
             )
             feedback.append(
                 {
@@ -555,7 +565,9 @@ class InferActGuard:
             )
             checks[call_id] = {**record, "decision": "respond"}
             audit.append(
-                _audit_entry(record, decision="respond", decided_by="human", feedback=decision.message)
+                _audit_entry(
+                    record, decision="respond", decided_by="human", feedback=decision.message
+                )
             )
         else:  # edit
             edited = decision.edited_action or {}
@@ -576,9 +588,7 @@ class InferActGuard:
             edited_ai = ai.model_copy(
                 update={"tool_calls": [edits.get(c["id"], c) for c in ai.tool_calls]}
             )
-            edited_state["messages"] = [
-                edited_ai if m is ai else m for m in _messages(state)
-            ]
+            edited_state["messages"] = [edited_ai if m is ai else m for m in _messages(state)]
             return _Recheck(edited_state, new_call)
         return None
 
@@ -662,7 +672,9 @@ def memory_message(entries: Sequence[Mapping[str, Any]], *, trial: int | None) -
     )
 
 
-def _rejection_message(record: Mapping[str, Any], message: str | None, reason: str | None = None) -> ToolMessage:
+def _rejection_message(
+    record: Mapping[str, Any], message: str | None, reason: str | None = None
+) -> ToolMessage:
     if reason:
         text = f"The call to {record['tool']} was not executed: {reason}."
     elif message:
@@ -680,7 +692,9 @@ def _rejection_message(record: Mapping[str, Any], message: str | None, reason: s
     )
 
 
-def _audit_entry(record: Mapping[str, Any], *, decision: str, decided_by: str, **extra: Any) -> dict:
+def _audit_entry(
+    record: Mapping[str, Any], *, decision: str, decided_by: str, **extra: Any
+) -> dict:
     verdict = record.get("verdict") or {}
     entry = {
         "tool_call_id": record.get("tool_call_id"),

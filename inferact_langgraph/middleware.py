@@ -174,9 +174,7 @@ class InferActMiddleware(AgentMiddleware):
         state["messages"] = [*list(request.state.get("messages") or []), *messages]
         return state if self.guard.needs_check(state) else None
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Any]
-    ) -> Any:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the actor, then judge its critical tool calls and store the verdicts."""
         self._learn_tools(request)
         response = handler(request)
@@ -263,7 +261,9 @@ class _ToolCallReview(InferActMiddleware):
         record = trusted_record(state, ai, call)
         if record is None or not record.get("flagged") or record.get("decision"):
             return None
-        only = ai.model_copy(update={"tool_calls": [c for c in ai.tool_calls if c["id"] == call["id"]]})
+        only = ai.model_copy(
+            update={"tool_calls": [c for c in ai.tool_calls if c["id"] == call["id"]]}
+        )
         return {**state, "messages": [only if m is ai else m for m in state.get("messages", [])]}
 
     def _outcome(self, request: Any, update: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -287,9 +287,7 @@ class _ToolCallReview(InferActMiddleware):
         if isinstance(result, ToolMessage):
             return Command(update={**update, "messages": [result]})
         if isinstance(result, Command) and isinstance(result.update, dict):
-            return Command(
-                graph=result.graph, goto=result.goto, update={**update, **result.update}
-            )
+            return Command(graph=result.graph, goto=result.goto, update={**update, **result.update})
         return result  # an unusual result: returned as is (the decision is in the checks)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -305,9 +303,7 @@ class _ToolCallReview(InferActMiddleware):
             return self._command(target, update)
         return self._command(handler(target), update)
 
-    async def awrap_tool_call(
-        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
-    ) -> Any:
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Async :meth:`wrap_tool_call`."""
         state = self._one_call_state(request)
         if state is None:

@@ -90,7 +90,9 @@ def postgres_advisory_lock(dsn: str, *, key_space: int = 7) -> LockFactory:
         import psycopg  # the [postgres] extra
 
         with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, %s))", (thread_id, key_space))
+            conn.execute(
+                "SELECT pg_advisory_lock(hashtextextended(%s, %s))", (thread_id, key_space)
+            )
             try:
                 yield
             finally:
@@ -105,10 +107,13 @@ def _pending_id(state: Any, thread_id: str, interrupt_id: str | None) -> str:
     pending = [i.id for i in state.interrupts]
     if interrupt_id is None:
         if not pending:
-            raise AlreadyResumedError(f"thread {thread_id} has no pending review (already answered?)")
+            raise AlreadyResumedError(
+                f"thread {thread_id} has no pending review (already answered?)"
+            )
         if len(pending) > 1:
             raise ValueError(
-                f"thread {thread_id} has {len(pending)} pending reviews {pending}: pass interrupt_id="
+                f"thread {thread_id} has {len(pending)} pending reviews {pending}: "
+                "pass interrupt_id="
             )
         return pending[0]
     if interrupt_id not in pending:

@@ -121,7 +121,9 @@ def _parse_one(raw: Any, index: int, allowed: Sequence[str]) -> Decision:
         )
     message = raw.get("message")
     if message is not None and not isinstance(message, str):
-        raise ResumeError(f"{where}.message must be a string", expected=EXPECTED_SHAPE, received=raw)
+        raise ResumeError(
+            f"{where}.message must be a string", expected=EXPECTED_SHAPE, received=raw
+        )
     if kind == "respond" and not message:
         raise ResumeError(
             f"{where}: a 'respond' decision needs a non-empty message",
@@ -165,7 +167,9 @@ def parse_resume(
         value = {"decisions": [{"type": "reject"}] * count}
     elif isinstance(value, str):
         if not value.strip():
-            raise ResumeError("an empty string is not feedback", expected=EXPECTED_SHAPE, received=value)
+            raise ResumeError(
+                "an empty string is not feedback", expected=EXPECTED_SHAPE, received=value
+            )
         value = {"decisions": [{"type": "reject", "message": value}] * count}
     elif isinstance(value, Mapping) and "type" in value and "decisions" not in value:
         if count != 1:

@@ -293,7 +293,9 @@ class Trajectory:
             try:
                 messages = convert_to_messages(record["messages"])
             except Exception as exc:  # noqa: BLE001 - any conversion error is a bad record
-                raise DatasetError(f"field 'messages' is not a message list: {exc}", line=line)
+                raise DatasetError(
+                    f"field 'messages' is not a message list: {exc}", line=line
+                ) from exc
             return cls.from_messages(messages, task=task, metadata=meta)
         raw_steps = record.get("steps")
         if not isinstance(raw_steps, list):
@@ -301,7 +303,9 @@ class Trajectory:
         steps = []
         for i, raw in enumerate(raw_steps):
             if not isinstance(raw, Mapping) or not isinstance(raw.get("action"), str):
-                raise DatasetError(f"steps[{i}] must be an object with a string 'action'", line=line)
+                raise DatasetError(
+                    f"steps[{i}] must be an object with a string 'action'", line=line
+                )
             obs = raw.get("observation")
             if obs is not None and not isinstance(obs, str):
                 obs = json.dumps(obs, ensure_ascii=False)
@@ -424,9 +428,7 @@ def remove_text_from_observations(placeholder: str = "[instruction removed]") ->
             return trajectory
         pattern = re.compile(re.escape(task), re.IGNORECASE)
         return trajectory.with_steps(
-            replace(s, observation=pattern.sub(placeholder, s.observation))
-            if s.observation
-            else s
+            replace(s, observation=pattern.sub(placeholder, s.observation)) if s.observation else s
             for s in trajectory.steps
         )
 

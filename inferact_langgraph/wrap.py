@@ -96,7 +96,9 @@ def build_critic(
     """
     if critic is not None:
         if not isinstance(critic, Critic):
-            raise TypeError(f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}")
+            raise TypeError(
+                f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}"
+            )
         if model is not None:
             raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
         if threshold is not None:
@@ -140,15 +142,20 @@ def _guard_schema(state_schema: type) -> type:
 
 
 def _find_tool_node(builder: StateGraph, name: str | None) -> tuple[str, ToolNode]:
-    tool_nodes = {n: s.runnable for n, s in builder.nodes.items() if isinstance(s.runnable, ToolNode)}
+    tool_nodes = {
+        n: s.runnable for n, s in builder.nodes.items() if isinstance(s.runnable, ToolNode)
+    }
     if name is not None:
         if name not in tool_nodes:
             raise UnsupportedGraphError(
-                f"tools_node={name!r} is not a ToolNode of this graph; ToolNodes: {sorted(tool_nodes)}"
+                f"tools_node={name!r} is not a ToolNode of this graph; "
+                f"ToolNodes: {sorted(tool_nodes)}"
             )
         return name, tool_nodes[name]
     if not tool_nodes:
-        raise UnsupportedGraphError(f"the graph has no ToolNode; with_inferact supports {SUPPORTED}")
+        raise UnsupportedGraphError(
+            f"the graph has no ToolNode; with_inferact supports {SUPPORTED}"
+        )
     if len(tool_nodes) > 1:
         raise UnsupportedGraphError(
             f"the graph has several ToolNodes {sorted(tool_nodes)}: pass tools_node=<name>"
@@ -297,17 +304,23 @@ def with_inferact(
     if isinstance(graph, CompiledStateGraph):
         builder = getattr(graph, "builder", None)
         if not isinstance(builder, StateGraph):
-            raise UnsupportedGraphError(f"this compiled graph has no StateGraph builder; supported: {SUPPORTED}")
+            raise UnsupportedGraphError(
+                f"this compiled graph has no StateGraph builder; supported: {SUPPORTED}"
+            )
         checkpointer = checkpointer if checkpointer is not None else graph.checkpointer
         store = store if store is not None else graph.store
         name = name or graph.name
     elif isinstance(graph, StateGraph):
         builder = graph
     else:
-        raise UnsupportedGraphError(f"with_inferact got {type(graph).__name__}; it supports {SUPPORTED}")
+        raise UnsupportedGraphError(
+            f"with_inferact got {type(graph).__name__}; it supports {SUPPORTED}"
+        )
     for reserved in (MEMORY_NODE, CRITIC_NODE, GATE_NODE):
         if reserved in builder.nodes:
-            raise UnsupportedGraphError(f"the graph already has a node {reserved!r}: is it guarded twice?")
+            raise UnsupportedGraphError(
+                f"the graph already has a node {reserved!r}: is it guarded twice?"
+            )
 
     tools_name, tool_node = _find_tool_node(builder, tools_node)
     actor = _find_actor(builder, tools_name, actor_node)
@@ -317,7 +330,9 @@ def with_inferact(
     specs = resolve_critical_tools(available.values(), critical)
     unknown = sorted(set(specs) - set(available))
     if unknown:
-        raise ValueError(f"critical tools {unknown} are not tools of this graph; its tools: {sorted(available)}")
+        raise ValueError(
+            f"critical tools {unknown} are not tools of this graph; its tools: {sorted(available)}"
+        )
     if not specs:
         raise ValueError(
             "no critical tool: mark tools with @critical or pass critical=[...]; "
@@ -338,7 +353,7 @@ def with_inferact(
     schema = _guard_schema(builder.state_schema)
 
     # Every route into the tool node passes the critic first when it carries a critical call.
-    for source, branches in new.branches.items():
+    for branches in new.branches.values():
         for branch_name, spec in list(branches.items()):
             ends = spec.ends
             if ends is None or tools_name in (ends.values() if isinstance(ends, dict) else ends):
@@ -374,7 +389,9 @@ def with_inferact(
     new.add_edge(START, MEMORY_NODE)
     new.add_edge(CRITIC_NODE, GATE_NODE)
     new.add_conditional_edges(
-        GATE_NODE, _route_after_gate(guard, tools_name, actor), [tools_name, actor, MEMORY_NODE, END]
+        GATE_NODE,
+        _route_after_gate(guard, tools_name, actor),
+        [tools_name, actor, MEMORY_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
     compiled.inferact_guard = guard  # type: ignore[attr-defined]

@@ -44,7 +44,9 @@ def call(name: str, args: dict, call_id: str) -> dict:
     return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
 
 
-def shop_actor(*final_calls: dict, thought: str = "I will buy the 66x66 shades") -> ScriptedChatModel:
+def shop_actor(
+    *final_calls: dict, thought: str = "I will buy the 66x66 shades"
+) -> ScriptedChatModel:
     """search, then the given calls in one message, then a final answer."""
     calls = list(final_calls) or [call("buy_now", {"asin": "B02", "price": 40.0}, "buy-1")]
     return ScriptedChatModel(

@@ -13,7 +13,9 @@ def chain(call_id: str, asin: str = "B01", task: str = "buy a red mug") -> Traje
     return Trajectory.from_messages(
         [
             HumanMessage(task),
-            AIMessage("thinking", tool_calls=[{"name": "search", "args": {"q": "mug"}, "id": "s1"}]),
+            AIMessage(
+                "thinking", tool_calls=[{"name": "search", "args": {"q": "mug"}, "id": "s1"}]
+            ),
             ToolMessage("B01 red mug $9", tool_call_id="s1"),
             AIMessage("", tool_calls=[{"name": "buy", "args": {"asin": asin}, "id": call_id}]),
         ]

@@ -3,17 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command
-
-from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
-from inferact_langgraph.critical import CriticalSpec
-from inferact_langgraph.memory import FEEDBACK_MARKER
-from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
-
 from guard_helpers import (
     LEDGER,
     assert_valid_history,
@@ -24,6 +13,16 @@ from guard_helpers import (
     search,
     shop_actor,
 )
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
+
+from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
+from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph.memory import FEEDBACK_MARKER
+from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 KINDS = ["create_agent", "react_agent", "builder", "middleware"]
 TASK = "I need 66x66 inch blackout shades under $90"
@@ -124,7 +123,9 @@ def test_reject_never_runs_the_tool_and_the_actor_sees_the_feedback(kind):
     )
     assert LEDGER == []
     assert_valid_history(out["messages"])
-    rejection = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1")
+    rejection = next(
+        m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1"
+    )
     assert rejection.status == "error" and "wrong size: 66x66" in rejection.content
     # The actor's next model call contains the feedback.
     last_prompt = actor.prompts[-1]
@@ -139,7 +140,10 @@ def test_edit_is_rechecked_and_runs_with_the_edited_arguments(kind):
     critic = ScriptedCritic(scores=[0.2, 0.95])
     graph = guarded(kind, shop_actor(), critic)
     graph.invoke({"messages": [("user", TASK)]}, cfg())
-    edit = {"type": "edit", "edited_action": {"name": "buy_now", "args": {"asin": "B01", "price": 85.0}}}
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "buy_now", "args": {"asin": "B01", "price": 85.0}},
+    }
     out = graph.invoke(Command(resume={"decisions": [edit]}), cfg())
     assert critic.calls == 2  # the edit itself was checked
     assert critic.trajectories[1].steps[-1].tool_args == {"asin": "B01", "price": 85.0}
@@ -153,11 +157,16 @@ def test_an_edit_the_critic_still_doubts_is_reviewed_again(kind):
     critic = ScriptedCritic(scores=[0.2, 0.1])
     graph = guarded(kind, shop_actor(), critic)
     graph.invoke({"messages": [("user", TASK)]}, cfg())
-    edit = {"type": "edit", "edited_action": {"name": "buy_now", "args": {"asin": "B09", "price": 99.0}}}
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "buy_now", "args": {"asin": "B09", "price": 99.0}},
+    }
     out = graph.invoke(Command(resume={"decisions": [edit]}), cfg())
     assert LEDGER == []
     request = out["__interrupt__"][0].value["action_requests"][0]
-    assert request["args"] == {"asin": "B09", "price": 99.0} and request["inferact"]["risk"] == "high"
+    assert (
+        request["args"] == {"asin": "B09", "price": 99.0} and request["inferact"]["risk"] == "high"
+    )
     out = graph.invoke(Command(resume=True), cfg())
     assert critic.calls == 2
     assert LEDGER == [{"asin": "B09", "price": 99.0}]
@@ -170,7 +179,9 @@ def test_parallel_calls_each_doubtful_call_reviewed_others_run(kind):
         call("search", {"query": "more"}, "s-2"),
         call("buy_now", {"asin": "B01", "price": 85.0}, "buy-b"),
     )
-    critic = ScriptedCritic(score_fn=lambda t: 0.9 if t.steps[-1].tool_args["asin"] == "B01" else 0.1)
+    critic = ScriptedCritic(
+        score_fn=lambda t: 0.9 if t.steps[-1].tool_args["asin"] == "B01" else 0.1
+    )
     graph = guarded(kind, actor, critic)
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     assert critic.calls == 2
@@ -232,10 +243,13 @@ def test_respond_answers_the_call_with_the_humans_message(kind):
     graph = guarded(kind, shop_actor(), ScriptedCritic(scores=[0.2]))
     graph.invoke({"messages": [("user", TASK)]}, cfg())
     out = graph.invoke(
-        Command(resume={"decisions": [{"type": "respond", "message": "I bought it myself."}]}), cfg()
+        Command(resume={"decisions": [{"type": "respond", "message": "I bought it myself."}]}),
+        cfg(),
     )
     assert LEDGER == []
-    answer = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1")
+    answer = next(
+        m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1"
+    )
     assert answer.content == "I bought it myself."
     assert_valid_history(out["messages"])
 
@@ -256,7 +270,9 @@ def test_critic_failure_fails_closed_and_says_why(kind):
 
 @pytest.mark.parametrize("kind", ["create_agent", "middleware"])
 def test_on_critic_error_block_rejects_without_asking(kind):
-    graph = guarded(kind, shop_actor(), ScriptedCritic(scores=[RuntimeError("boom")]), on_critic_error="block")
+    graph = guarded(
+        kind, shop_actor(), ScriptedCritic(scores=[RuntimeError("boom")]), on_critic_error="block"
+    )
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     assert "__interrupt__" not in out and LEDGER == []
     assert_valid_history(out["messages"])
@@ -266,12 +282,16 @@ def test_on_critic_error_block_rejects_without_asking(kind):
 
 @pytest.mark.parametrize("kind", ["create_agent", "middleware"])
 def test_on_critic_error_allow_runs_low_risk_calls_only(kind):
-    low = guarded(kind, shop_actor(), ScriptedCritic(scores=[RuntimeError("x")]), on_critic_error="allow")
+    low = guarded(
+        kind, shop_actor(), ScriptedCritic(scores=[RuntimeError("x")]), on_critic_error="allow"
+    )
     low.invoke({"messages": [("user", TASK)]}, cfg())
     assert LEDGER == [{"asin": "B02", "price": 40.0}]
     LEDGER.clear()
     high_actor = shop_actor(call("buy_now", {"asin": "B01", "price": 85.0}, "buy-h"))
-    high = guarded(kind, high_actor, ScriptedCritic(scores=[RuntimeError("x")]), on_critic_error="allow")
+    high = guarded(
+        kind, high_actor, ScriptedCritic(scores=[RuntimeError("x")]), on_critic_error="allow"
+    )
     out = high.invoke({"messages": [("user", TASK)]}, cfg())
     assert LEDGER == [] and out["__interrupt__"]
 
@@ -279,7 +299,10 @@ def test_on_critic_error_allow_runs_low_risk_calls_only(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_non_critical_calls_never_reach_the_critic(kind):
     actor = ScriptedChatModel(
-        replies=[AIMessage("", tool_calls=[call("search", {"query": f"q{i}"}, f"s{i}")]) for i in range(5)]
+        replies=[
+            AIMessage("", tool_calls=[call("search", {"query": f"q{i}"}, f"s{i}")])
+            for i in range(5)
+        ]
         + ["done"]
     )
     critic = ScriptedCritic(scores=[0.0])
@@ -302,10 +325,17 @@ def test_when_predicate_limits_which_calls_are_checked(kind):
 def test_tools_marked_by_name(kind):
     actor = shop_actor(call("delete_account", {"user": "bob"}, "d1"))
     graph = guarded(
-        kind, actor, ScriptedCritic(scores=[0.3]), tools=[search, delete_account], critical=["delete_account"]
+        kind,
+        actor,
+        ScriptedCritic(scores=[0.3]),
+        tools=[search, delete_account],
+        critical=["delete_account"],
     )
     out = graph.invoke({"messages": [("user", "clean up test users")]}, cfg())
-    assert LEDGER == [] and out["__interrupt__"][0].value["action_requests"][0]["name"] == "delete_account"
+    assert (
+        LEDGER == []
+        and out["__interrupt__"][0].value["action_requests"][0]["name"] == "delete_account"
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -316,7 +346,9 @@ def test_binary_and_text_shorthands(kind):
     assert LEDGER == []
     feedback = graph.get_state(cfg()).values["inferact_feedback"]
     assert feedback[0]["binary"] is True
-    rejection = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1")
+    rejection = next(
+        m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1"
+    )
     assert "judged incorrect" in rejection.content
 
 
@@ -342,7 +374,8 @@ def test_feedback_reaches_the_next_trial_in_a_new_thread_via_the_store(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_on_reject_end_stops_with_a_valid_history(kind):
     actor = shop_actor(
-        call("buy_now", {"asin": "B02", "price": 40.0}, "buy-a"), call("search", {"query": "x"}, "s-9")
+        call("buy_now", {"asin": "B02", "price": 40.0}, "buy-a"),
+        call("search", {"query": "x"}, "s-9"),
     )
     graph = guarded(kind, actor, ScriptedCritic(scores=[0.2]), on_reject="end")
     graph.invoke({"messages": [("user", TASK)]}, cfg())
@@ -367,9 +400,14 @@ def test_on_reject_retry_starts_a_new_trial_with_memory(kind):
     out = graph.invoke(Command(resume="wrong size"), cfg())
     assert LEDGER == [{"asin": "B01", "price": 85.0}]
     second_trial_prompt = actor.prompts[1]
-    assert [type(m) for m in second_trial_prompt if not m.type == "system"][:2] == [HumanMessage, HumanMessage]
+    assert [type(m) for m in second_trial_prompt if not m.type == "system"][:2] == [
+        HumanMessage,
+        HumanMessage,
+    ]
     assert "wrong size" in str(second_trial_prompt[-1].content)
-    assert not any(isinstance(m, ToolMessage) for m in second_trial_prompt)  # working memory cleared
+    assert not any(
+        isinstance(m, ToolMessage) for m in second_trial_prompt
+    )  # working memory cleared
     assert graph.get_state(cfg()).values["inferact_trial"] == 1
     assert_valid_history(out["messages"])
 
@@ -381,7 +419,9 @@ def test_unsupported_graphs_and_bad_options_are_clear_errors():
     with pytest.raises(ValueError, match="not tools of this graph"):
         with_inferact(graph, critic=ScriptedCritic(scores=[1.0]), critical=["nope"])
     with pytest.raises(ValueError, match="no critical tool"):
-        with_inferact(build_graph("create_agent", shop_actor(), [search]), critic=ScriptedCritic(scores=[1.0]))
+        with_inferact(
+            build_graph("create_agent", shop_actor(), [search]), critic=ScriptedCritic(scores=[1.0])
+        )
     with pytest.raises(ValueError, match="model= .* or critic="):
         with_inferact(graph)
     with pytest.raises(ValueError, match="on_reject"):
@@ -404,7 +444,9 @@ def test_the_original_graph_is_not_modified():
 async def test_async_paths_invoke_and_stream(kind):
     critic = ScriptedCritic(scores=[0.2], delay=0.01)
     graph = guarded(kind, shop_actor(), critic)
-    chunks = [c async for c in graph.astream({"messages": [("user", TASK)]}, cfg(), stream_mode="updates")]
+    chunks = [
+        c async for c in graph.astream({"messages": [("user", TASK)]}, cfg(), stream_mode="updates")
+    ]
     assert any("__interrupt__" in c for c in chunks)
     assert LEDGER == []
     out = await graph.ainvoke(Command(resume=True), cfg())

@@ -14,7 +14,14 @@ WORKER = Path(__file__).parent / "workers" / "sqlite_worker.py"
 
 def run(tmp_path: Path, action: str, thread: str = "t") -> dict:
     result = subprocess.run(
-        [sys.executable, str(WORKER), str(tmp_path / "cp.sqlite"), str(tmp_path / "ledger.jsonl"), action, thread],
+        [
+            sys.executable,
+            str(WORKER),
+            str(tmp_path / "cp.sqlite"),
+            str(tmp_path / "ledger.jsonl"),
+            action,
+            thread,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -29,7 +36,9 @@ def ledger(tmp_path: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("decision,bought", [("approve", [{"asin": "B1"}]), ("reject", [])])
-def test_another_process_resumes_and_the_tool_runs_once_on_approval_only(tmp_path, decision, bought):
+def test_another_process_resumes_and_the_tool_runs_once_on_approval_only(
+    tmp_path, decision, bought
+):
     first = run(tmp_path, "start")
     assert first == {"interrupted": True, "critic_calls": 1, "last": ""}
     assert ledger(tmp_path) == []

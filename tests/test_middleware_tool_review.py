@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from guard_helpers import LEDGER, assert_valid_history, buy_now, call, search, shop_actor
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -12,8 +13,6 @@ from langgraph.types import Command
 from inferact_langgraph import InferActMiddleware, ResumeError
 from inferact_langgraph.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedCritic
-
-from guard_helpers import LEDGER, assert_valid_history, buy_now, call, search, shop_actor
 
 TASK = "I need 66x66 inch blackout shades under $90"
 
@@ -42,8 +41,11 @@ def cfg(thread="t"):
 def test_no_node_is_added_to_the_agent():
     graph = agent(shop_actor(), ScriptedCritic(scores=[0.9]))
     assert not any("after_model" in n for n in graph.get_graph().nodes)
-    default = create_agent(shop_actor(), [search, buy_now],
-                           middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.9]))])
+    default = create_agent(
+        shop_actor(),
+        [search, buy_now],
+        middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.9]))],
+    )
     assert any("after_model" in n for n in default.get_graph().nodes)
 
 
@@ -67,11 +69,15 @@ def test_reject_answers_the_call_and_saves_the_feedback_for_the_next_trial():
     graph.invoke({"messages": [("user", TASK)]}, cfg("a"))
     out = graph.invoke(Command(resume="wrong size"), cfg("a"))
     assert LEDGER == []
-    rejection = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1")
+    rejection = next(
+        m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "buy-1"
+    )
     assert rejection.status == "error" and "wrong size" in rejection.content
     assert_valid_history(out["messages"])
     actor2 = shop_actor()
-    agent(actor2, ScriptedCritic(scores=[0.9]), store=store).invoke({"messages": [("user", TASK)]}, cfg("b"))
+    agent(actor2, ScriptedCritic(scores=[0.9]), store=store).invoke(
+        {"messages": [("user", TASK)]}, cfg("b")
+    )
     first = "\n".join(str(m.content) for m in actor2.prompts[0])
     assert FEEDBACK_MARKER in first and "wrong size" in first
 
@@ -80,7 +86,10 @@ def test_edit_is_rechecked_and_the_edited_call_runs():
     critic = ScriptedCritic(scores=[0.2, 0.9])
     graph = agent(shop_actor(), critic)
     graph.invoke({"messages": [("user", TASK)]}, cfg())
-    edit = {"type": "edit", "edited_action": {"name": "buy_now", "args": {"asin": "B01", "price": 85.0}}}
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "buy_now", "args": {"asin": "B01", "price": 85.0}},
+    }
     graph.invoke(Command(resume={"decisions": [edit]}), cfg())
     assert LEDGER == [{"asin": "B01", "price": 85.0}] and critic.calls == 2
 
@@ -100,9 +109,14 @@ def test_two_doubtful_calls_are_two_interrupts_answered_by_id():
     # Each call is its own review: a malformed answer for one leaves it pending, while the
     # valid approval of the other is carried out.
     with pytest.raises(ResumeError):
-        graph.invoke(Command(resume={by_call["buy-a"]: {"decisions": []}, by_call["buy-b"]: True}), cfg())
+        graph.invoke(
+            Command(resume={by_call["buy-a"]: {"decisions": []}, by_call["buy-b"]: True}), cfg()
+        )
     assert LEDGER == [{"asin": "B01", "price": 85.0}]
-    pending = [i.value["action_requests"][0]["inferact"]["tool_call_id"] for i in graph.get_state(cfg()).interrupts]
+    pending = [
+        i.value["action_requests"][0]["inferact"]["tool_call_id"]
+        for i in graph.get_state(cfg()).interrupts
+    ]
     assert pending == ["buy-a"]
     out = graph.invoke(Command(resume={by_call["buy-a"]: "no"}), cfg())
     assert LEDGER == [{"asin": "B01", "price": 85.0}] and critic.calls == 2
@@ -126,6 +140,8 @@ def test_confident_critic_runs_the_call_without_asking():
 
 def test_only_continue_is_supported():
     with pytest.raises(ValueError, match="on_reject='continue' only"):
-        InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), review_in="tool_call", on_reject="end")
+        InferActMiddleware(
+            critic=ScriptedCritic(scores=[1.0]), review_in="tool_call", on_reject="end"
+        )
     with pytest.raises(ValueError, match="review_in"):
         InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), review_in="later")

@@ -12,7 +12,12 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from inferact_langgraph import critical, with_inferact
-from inferact_langgraph.resume import AlreadyResumedError, aresume_review, resume_review, thread_lock
+from inferact_langgraph.resume import (
+    AlreadyResumedError,
+    aresume_review,
+    resume_review,
+    thread_lock,
+)
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 

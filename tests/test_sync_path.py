@@ -30,12 +30,22 @@ class _Handler(BaseHTTPRequestHandler):
             import time
 
             time.sleep(self.delay)
-        body = json.dumps({
-            "id": "stub", "object": "chat.completion", "created": 0, "model": "stub",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": ANSWER}}],
-            "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
-        }).encode()
+        body = json.dumps(
+            {
+                "id": "stub",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "stub",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": ANSWER},
+                    }
+                ],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
@@ -73,6 +83,8 @@ def test_repeated_sync_checks_then_async_then_sync_again(stub_url):
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_a_client_time_out_is_a_critic_time_out(stub_url):
     _Handler.delay = 1.0
-    model = ChatOpenAI(base_url=stub_url, api_key="stub-key", model="stub", max_retries=0, timeout=0.2)
+    model = ChatOpenAI(
+        base_url=stub_url, api_key="stub-key", model="stub", max_retries=0, timeout=0.2
+    )
     with pytest.raises(CriticTimeoutError):
         StandardEvalCritic(model=model).evaluate(TRAJECTORY)

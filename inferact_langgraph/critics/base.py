@@ -273,7 +273,7 @@ class Critic(ABC):
         try:
             call = invoke_model(runnable, messages)
             return await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
-        except (asyncio.TimeoutError, TimeoutError) as exc:
+        except TimeoutError as exc:  # asyncio.TimeoutError is TimeoutError on 3.11+
             raise CriticTimeoutError(
                 f"{self.name}: the critic model did not answer within {self.timeout}s ({stage})",
                 stage=stage,
@@ -284,8 +284,7 @@ class Critic(ABC):
             kind = CriticTimeoutError if is_timeout(exc) else CriticModelError
             what = "client timed out" if kind is CriticTimeoutError else "call failed"
             raise kind(
-                f"{self.name}: the critic model {what} during {stage}: "
-                f"{type(exc).__name__}: {exc}",
+                f"{self.name}: the critic model {what} during {stage}: {type(exc).__name__}: {exc}",
                 stage=stage,
             ) from exc
 
