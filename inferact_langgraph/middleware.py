@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -170,6 +171,8 @@ class InferActMiddleware(AgentMiddleware):
         # Cheap test first: most model calls propose no critical call and copy nothing.
         if ai is None or not any(c["name"] in self.guard.specs for c in ai.tool_calls):
             return None
+        if ai.id is None:  # verdicts are bound to the message id: give it one before the check
+            ai.id = f"inferact-{uuid.uuid4()}"
         state = dict(request.state)
         state["messages"] = [*list(request.state.get("messages") or []), *messages]
         return state if self.guard.needs_check(state) else None
