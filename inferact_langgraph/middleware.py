@@ -77,6 +77,8 @@ class InferActMiddleware(AgentMiddleware):
         critic: Any critic instead of InferAct on ``model``.
         threshold: InferAct's threshold when built from ``model`` (default 0.5).
         preset: InferAct's prompt preset when built from ``model``.
+        cache: ``True`` (in memory) or a verdict store: identical pending calls are not
+            checked twice.
         critical: Names of tools to treat as critical, or names mapped to specs; tools marked
             with ``@critical`` are found by themselves.
         on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
@@ -102,6 +104,7 @@ class InferActMiddleware(AgentMiddleware):
         critic: Critic | None = None,
         threshold: float | None = None,
         preset: str = "generic",
+        cache: Any = None,
         critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
         on_critic_error: OnCriticError = "interrupt",
         on_reject: OnReject = "continue",
@@ -128,7 +131,9 @@ class InferActMiddleware(AgentMiddleware):
         self._named = resolve_critical_tools((), critical)
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
-            critic=build_critic(model=model, critic=critic, threshold=threshold, preset=preset),
+            critic=build_critic(
+                model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
+            ),
             specs=self._named,
             on_critic_error=on_critic_error,
             on_reject=on_reject,

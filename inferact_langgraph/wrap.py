@@ -87,8 +87,13 @@ def build_critic(
     critic: Critic | None = None,
     threshold: float | None = None,
     preset: str = "generic",
+    cache: Any = None,
 ) -> Critic:
-    """The critic to use: the given one, or InferAct on ``model``.
+    """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
+
+    ``cache=True`` keeps verdicts in memory; a verdict store
+    (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
+    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead.
 
     Raises:
         ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` given
@@ -103,7 +108,7 @@ def build_critic(
             raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
         if threshold is not None:
             raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
-        return critic
+        return _cached(critic, cache)
     if model is None:
         raise ValueError(
             "with_inferact needs model= (a chat model or an init_chat_model string such as "
@@ -111,9 +116,18 @@ def build_critic(
         )
     from inferact_langgraph.critics.inferact import InferActCritic
 
-    return InferActCritic(
+    built = InferActCritic(
         model=model, threshold=0.5 if threshold is None else threshold, preset=preset
     )
+    return _cached(built, cache)
+
+
+def _cached(critic: Critic, cache: Any) -> Critic:
+    if cache is None or cache is False:
+        return critic
+    from inferact_langgraph.cache import CachedCritic
+
+    return CachedCritic(critic, cache=None if cache is True else cache)
 
 
 def _copy_builder(builder: StateGraph) -> StateGraph:
@@ -258,6 +272,7 @@ def with_inferact(
     critic: Critic | None = None,
     threshold: float | None = None,
     preset: str = "generic",
+    cache: Any = None,
     critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
     checkpointer: Any = None,
     store: Any = None,
@@ -280,6 +295,8 @@ def with_inferact(
         critic: Any critic instead (a baseline, or a configured ``InferActCritic``).
         threshold: InferAct's threshold when built from ``model`` (default 0.5).
         preset: InferAct's prompt preset when built from ``model``.
+        cache: ``True`` (in memory) or a verdict store: an identical pending call (same task
+            and action chain, e.g. after a retried step) is answered without a model call.
         critical: Names of tools to treat as critical (for tools you do not own), or names
             mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any).
@@ -339,7 +356,9 @@ def with_inferact(
             f"the graph's tools are {sorted(available)}"
         )
     guard = InferActGuard(
-        critic=build_critic(model=model, critic=critic, threshold=threshold, preset=preset),
+        critic=build_critic(
+            model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
+        ),
         specs=specs,
         on_critic_error=on_critic_error,
         on_reject=on_reject,

@@ -60,3 +60,34 @@ def test_sqlite_cache_is_shared_across_critic_instances(tmp_path):
     other = ScriptedCritic(scores=[0.4])
     again = CachedCritic(other, cache=VerdictCache(path)).evaluate(chain("c7"))
     assert other.calls == 0 and again.score == 0.4
+
+
+def test_with_inferact_cache_option_checks_an_identical_pending_call_once():
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from guard_helpers import LEDGER, buy_now, search, shop_actor
+    from inferact_langgraph import InferActMiddleware, with_inferact
+
+    for kind in ("with_inferact", "middleware"):
+        critic = ScriptedCritic(scores=[0.9])
+        shared = InMemoryVerdictCache()
+        if kind == "with_inferact":
+            make = lambda: with_inferact(  # noqa: E731
+                create_agent(shop_actor(), [search, buy_now]),
+                critic=critic, cache=shared, checkpointer=InMemorySaver())
+            graph = make()
+        else:
+            middleware = InferActMiddleware(critic=critic, cache=True)  # one in-memory cache
+            graph = create_agent(shop_actor(), [search, buy_now], checkpointer=InMemorySaver(),
+                                 middleware=[middleware])
+        for thread in ("a", "b"):  # the same task and chain in two threads
+            graph.invoke({"messages": [("user", "shades")]}, {"configurable": {"thread_id": thread}})
+            if kind == "with_inferact":
+                graph = make()  # a fresh actor script, the same cached critic
+            else:
+                graph = create_agent(shop_actor(), [search, buy_now],
+                                     checkpointer=InMemorySaver(), middleware=[middleware])
+        assert critic.calls == 1, kind
+        assert len(LEDGER) == 2
+        LEDGER.clear()
