@@ -187,6 +187,14 @@ class ScriptedCritic(Critic):
         self.trajectories: list[Trajectory] = []
         self._lock = threading.Lock()
 
+    def cache_fingerprint(self) -> Any:
+        """What determines its answers (not its call counters), for verdict caches."""
+        return {
+            "scores": [repr(s) for s in self.scores],
+            "score_fn": getattr(self.score_fn, "__qualname__", repr(self.score_fn)),
+            "threshold": self.threshold,
+        }
+
     async def _aevaluate(self, trajectory: Trajectory, *, risk: Any = None) -> Verdict:
         with self._lock:
             index = self.calls
