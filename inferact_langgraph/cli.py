@@ -141,6 +141,10 @@ def eval_command(
     max_retries: Annotated[
         int, typer.Option("--max-retries", min=0, help="Retries of a failed model call.")
     ] = 2,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="Cap on each answer's tokens (slow servers)."),
+    ] = None,
     progress: Annotated[
         bool,
         typer.Option(
@@ -161,7 +165,8 @@ def eval_command(
 
     console, errors = Console(), Console(stderr=True)
     try:
-        chat_model = factory.build_model(model, base_url=base_url, api_key=api_key)
+        extra = {"max_tokens": max_tokens} if max_tokens else {}
+        chat_model = factory.build_model(model, base_url=base_url, api_key=api_key, **extra)
     except factory.ModelSetupError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
     try:

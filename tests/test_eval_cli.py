@@ -255,3 +255,27 @@ def test_build_model_for_an_openai_compatible_server():
     assert (model.model_name, model.openai_api_base) == ("qwen2.5", "http://h:1/v1")
     with pytest.raises(factory.ModelSetupError, match="provider"):
         factory.build_model("nosuchprovider:x")
+
+
+def test_max_tokens_reaches_the_model(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from inferact_langgraph import factory as model_factory
+    from inferact_langgraph.cli import app
+
+    seen = {}
+    real = model_factory.build_model
+
+    def spy(model, **kwargs):
+        seen.update(kwargs)
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(model_factory, "build_model", spy)
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"task": "t", "steps": [{"action": "Finish[x]"}], "label": "correct"}\n')
+    CliRunner().invoke(app, ["eval", "--data", str(data), "--critic", "standard",
+                             "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
+                             "--max-tokens", "64", "--no-progress", "--no-cache",
+                             "--timeout", "0.5", "--max-retries", "0",
+                             "--out", str(tmp_path / "r")])
+    assert seen.get("max_tokens") == 64
