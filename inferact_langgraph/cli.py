@@ -27,6 +27,23 @@ app = typer.Typer(
 
 EXIT_INTERRUPTED = 130
 
+# Options shared by every command that talks to a model.
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="INFERACT_API_KEY",
+        show_envvar=True,
+        help="Key for --base-url (never written to a report).",
+    ),
+]
+
 
 @app.callback()
 def _main() -> None:
@@ -79,21 +96,8 @@ def eval_command(
             "--model", help="Critic model as an init_chat_model string, e.g. openai:gpt-4o."
         ),
     ],
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            envvar="INFERACT_API_KEY",
-            show_envvar=True,
-            help="Key for --base-url (never written to the report).",
-        ),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
     preset: Annotated[
         str, typer.Option("--preset", help="Prompt preset: generic, webshop, alfworld, hotpotqa.")
     ] = "generic",
@@ -230,18 +234,8 @@ def demo_command(
             "--critic-model", help="Critic model; default: scripted oracle answers (offline)."
         ),
     ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="An OpenAI-compatible endpoint for --model / --critic-model."
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url."
-        ),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
     auto_feedback: Annotated[
         bool,
         typer.Option(
@@ -296,15 +290,8 @@ def trials_command(
         str | None,
         typer.Option("--critic-model", help="Critic model; default: oracle-scripted (offline)."),
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint.")
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key", envvar="INFERACT_API_KEY", show_envvar=True, help="Key for --base-url."
-        ),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
     feedback: Annotated[
         str, typer.Option("--feedback", help="binary (then self-reflection) or nl (paper A.5).")
     ] = "nl",
