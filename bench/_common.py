@@ -24,9 +24,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 IMG = ROOT / "docs" / "img"
-DATA = Path(os.environ.get("INFERACT_BENCH_DATA", "/work/shared/data/hotpotqa-react-trial1.jsonl"))
-if not DATA.exists():  # the repository's sibling layout: ../shared/data
-    DATA = ROOT.parent / "shared" / "data" / "hotpotqa-react-trial1.jsonl"
+# The 90 real HotPotQA trajectories ship with the tests (tests/data/README.md).
+DATA = Path(
+    os.environ.get("INFERACT_BENCH_DATA", ROOT / "tests" / "data" / "hotpotqa-react-trial1.jsonl")
+)
 
 PACKAGES = ("inferact-langgraph", "langgraph", "langgraph-prebuilt", "langgraph-checkpoint",
             "langchain", "langchain-core")

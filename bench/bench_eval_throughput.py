@@ -1,4 +1,4 @@
-"""Throughput of the evaluation runner on the 90 HotPotQA trajectories of shared/data.
+"""Throughput of the evaluation runner on the 90 HotPotQA trajectories of tests/data.
 
 A scripted critic model answers every prompt after a fixed delay (default 50 ms), in the
 format each critic expects, so the numbers measure the harness (concurrency, bookkeeping,
@@ -30,7 +30,7 @@ from inferact_langgraph.eval import EvalRunner, build_report, load_dataset
 from inferact_langgraph.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa-react-trial1.jsonl"
+DATA = ROOT / "tests" / "data" / "hotpotqa-react-trial1.jsonl"
 DOC = ROOT / "docs" / "benchmarks-eval.md"
 INFERRED = ("alpha question", "beta question", "gamma question")
 CRITICS = ("inferact", "multistep:product", "standard", "self_consistency")
@@ -148,7 +148,7 @@ def main() -> None:
         "# Evaluation harness throughput",
         "",
         "How fast `inferact eval` gets through the 90 HotPotQA trajectories of "
-        "`../shared/data` when the critic model answers after a fixed delay. The model is "
+        "`tests/data` when the critic model answers after a fixed delay. The model is "
         "`ScriptedChatModel` answering each critic's prompt in its format after "
         f"{args.delay * 1000:.0f} ms (`asyncio.sleep`), so this measures the harness: "
         "concurrency, bookkeeping and parsing, not a provider. No cache (every check is paid).",

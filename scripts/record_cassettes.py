@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import vcr_support  # noqa: E402
 from vcr_support import CASSETTES, MATCH_EXACT, MATCH_ROUTE, STUB_SERVER, make_vcr  # noqa: E402
 
-SHARED_DATA = ROOT.parent / "shared" / "data" / "hotpotqa-react-trial1.jsonl"
+SHARED_DATA = ROOT / "tests" / "data" / "hotpotqa-react-trial1.jsonl"
 API_KEY = "sk-local-not-a-secret"
 #: The trajectory checked by the critic cassettes (an off-track one: Finish[Viacom]).
 CRITIC_RECORD_ID = "hotpotqa-react-base-034"

@@ -8,15 +8,33 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data" / "hotpotqa-react-trial1.jsonl"
+#: Real data shipped with the tests (tests/data/README.md: provenance and licences).
+TEST_DATA = ROOT / "tests" / "data"
+#: The 90 real HotPotQA ReAct trajectories (Reflexion's logs, MIT).
+SHARED_DATA = TEST_DATA / "hotpotqa-react-trial1.jsonl"
+#: A capable model's answers to the 450 requests `inferact eval` sent for them.
+ANSWERS = TEST_DATA / "hotpotqa-trial1-capable-model-answers.jsonl"
+#: Appendix A of the InferAct paper (the prompts), lines 235-384 of the paper's text.
+PAPER_APPENDIX_A = TEST_DATA / "inferact-2024-appendix-a.txt"
+PAPER_APPENDIX_A_FIRST_LINE = 235
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The JSON objects of a JSONL file, one per non-blank line."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="session")
 def hotpotqa_records() -> list[dict]:
-    """The 90 real HotPotQA ReAct trajectories (shared/data), or a skip if absent."""
-    if not SHARED_DATA.exists():
-        pytest.skip(f"{SHARED_DATA} not present")
-    return [json.loads(line) for line in SHARED_DATA.read_text().splitlines() if line.strip()]
+    """The 90 real HotPotQA ReAct trajectories (tests/data)."""
+    return read_jsonl(SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def capable_model_answers() -> list[dict]:
+    """The 450 recorded requests and a capable model's answers (tests/data)."""
+    return read_jsonl(ANSWERS)
+
 
 # Worker scripts and the server app are run as programs by the tests, never imported by pytest
 # (doctest collection would otherwise import them and run their top level).

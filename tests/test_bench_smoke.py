@@ -9,8 +9,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -23,8 +21,6 @@ import bench_offpath  # noqa: E402
 import bench_prompt_tokens  # noqa: E402
 import bench_resume  # noqa: E402
 import exp_design  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not C.DATA.exists(), reason="shared HotPotQA data not found")
 
 
 def test_prompt_kinds_are_recognised():

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import PAPER_APPENDIX_A, PAPER_APPENDIX_A_FIRST_LINE
 
 from inferact_langgraph.prompts import (
     NONE_OF_THE_ABOVE,
@@ -19,13 +18,11 @@ from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prom
 from inferact_langgraph.prompts.risk import RISK_SENTENCES
 from inferact_langgraph.trajectory import Step, Trajectory
 
-PAPER = Path(__file__).resolve().parents[2] / "shared" / "paper" / "inferact-2024.txt"
-
 
 def paper_lines(first: int, last: int) -> list[str]:
-    if not PAPER.exists():
-        pytest.skip("paper text not present")
-    lines = PAPER.read_text().split("\n")[first - 1 : last]
+    """Lines ``first``..``last`` of the paper's text (Appendix A ships in tests/data)."""
+    offset = PAPER_APPENDIX_A_FIRST_LINE
+    lines = PAPER_APPENDIX_A.read_text().split("\n")[first - offset : last - offset + 1]
     return [line.replace("{num_task}", "{num_tasks}") for line in lines if line.strip()]
 
 
