@@ -26,6 +26,8 @@ app = typer.Typer(
 )
 
 EXIT_INTERRUPTED = 130
+#: ``inferact eval``: every check of some critic failed (endpoint down, bad model ...).
+EXIT_CHECKS_FAILED = 1
 
 # Options shared by every command that talks to a model.
 BaseUrlOption = Annotated[
@@ -157,17 +159,63 @@ def eval_command(
     ] = True,
     out: Annotated[
         Path,
-        typer.Option("--out", file_okay=False, help="Directory for report.json and pr_curves.png."),
+        typer.Option(
+            "--out",
+            file_okay=False,
+            help="Directory for report.json, pr_curves.png, reliability.png and the "
+            "calibration files.",
+        ),
     ] = Path("report"),
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate/--no-calibrate",
+            help="Fit a calibration (score -> P(on track)) per critic: on the dev part with "
+            "--dev-split, measured on the held-out part (ECE, Brier before and after).",
+        ),
+    ] = True,
+    calibration_cv: Annotated[
+        int | None,
+        typer.Option(
+            "--calibration-cv",
+            min=2,
+            help="Also measure calibration by repeated stratified k-fold over all the data "
+            "with this many folds (for small data sets).",
+        ),
+    ] = None,
+    cost_missed: Annotated[
+        float | None,
+        typer.Option(
+            "--cost-missed",
+            callback=lambda v: _open_interval(v, "--cost-missed", 0.0, None),
+            help="Cost of one off-track action that runs unflagged (with --cost-review: "
+            "pick the threshold of lowest expected cost on the dev part).",
+        ),
+    ] = None,
+    cost_review: Annotated[
+        float | None,
+        typer.Option(
+            "--cost-review",
+            callback=lambda v: _open_interval(v, "--cost-review", 0.0, None),
+            help="Cost of one human review of a flagged action.",
+        ),
+    ] = None,
 ) -> None:
     """Measure critics on labelled trajectories (paper Table 1, Table 3, Appendix D)."""
     from rich.console import Console
 
     from inferact_langgraph import factory
     from inferact_langgraph.errors import DatasetError
-    from inferact_langgraph.eval import evaluate_critics, render_tables
+    from inferact_langgraph.eval import evaluate_critics, output_console, render_tables
 
-    console, errors = Console(), Console(stderr=True)
+    if (cost_missed is None) != (cost_review is None):
+        raise typer.BadParameter(
+            "give both --cost-missed and --cost-review (the cost of a missed off-track action "
+            "and of one human review), or neither",
+            param_hint="--cost-missed/--cost-review",
+        )
+    costs = (cost_missed, cost_review) if cost_missed is not None else None
+    console, errors = output_console(), Console(stderr=True)
     try:
         extra = {"max_tokens": max_tokens} if max_tokens else {}
         chat_model = factory.build_model(model, base_url=base_url, api_key=api_key, **extra)
@@ -203,19 +251,38 @@ def eval_command(
                 "risk_aware": risk_aware,
                 "critic_specs": list(critic),
             },
+            calibrate=calibrate,
+            calibration_cv=calibration_cv,
+            costs=costs,  # type: ignore[arg-type]
         )
     except DatasetError as exc:
         errors.print(f"[red]error:[/red] {data}: {exc}")
         raise typer.Exit(1) from None
     render_tables(report, console)
-    typer.echo(f"report: {out / 'report.json'}")
-    typer.echo(f"plot: {out / 'pr_curves.png'}")
+    labels = {"json": "report", "plot": "plot", "reliability": "reliability"}
+    for kind, path in report.files.items():
+        if path.exists():  # name only what this run wrote
+            label = labels.get(kind, kind)
+            typer.echo(f"{label}: {path}")
     if report.interrupted:
         errors.print(
             "[yellow]interrupted: the report covers the checks that finished; run "
             "the same command again to resume from the cache.[/yellow]"
         )
         raise typer.Exit(EXIT_INTERRUPTED)
+    failed = report.failed_critics()
+    if failed:
+        for name, first in failed.items():
+            summary = report.critics[name]
+            errors.print(
+                f"[red]error:[/red] every check of critic {name!r} failed "
+                f"({summary.errors} of {summary.checked}); first error: {first}",
+                markup=True,
+                highlight=False,
+                soft_wrap=True,
+            )
+        errors.print("no figures for these critics: fix the cause and run the command again")
+        raise typer.Exit(EXIT_CHECKS_FAILED)
 
 
 @app.command("demo")

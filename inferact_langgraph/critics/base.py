@@ -24,6 +24,7 @@ import contextvars
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -31,6 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from inferact_langgraph.calibration import Calibration, load_calibration
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
@@ -77,6 +79,7 @@ class Verdict(BaseModel):
         raw: Raw model outputs by stage (``"inference"``, ``"verification_original"`` ...).
         risk: The risk level the check ran with, if any.
         usage: Model calls and tokens spent on this check.
+        uncalibrated_score: The critic's raw score when a calibration mapped it to ``score``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -92,6 +95,7 @@ class Verdict(BaseModel):
     raw: dict[str, str] = Field(default_factory=dict)
     risk: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    uncalibrated_score: float | None = None
 
     @field_validator("score")
     @classmethod
@@ -166,6 +170,9 @@ class Critic(ABC):
         budget: Bounds the rendered trajectory; ``None`` renders everything.
         timeout: Seconds to wait for each model call (``None``: no limit).
         max_retries: Retries of a failed model call (default 0: fail fast).
+        calibration: A :class:`~inferact_langgraph.calibration.Calibration` or the path of
+            a calibration file (``inferact eval`` writes them): the raw score is mapped to a
+            probability of being on track before it is compared with ``threshold``.
     """
 
     name: ClassVar[str] = "critic"
@@ -180,6 +187,7 @@ class Critic(ABC):
         budget: TokenBudget | None = DEFAULT_BUDGET,
         timeout: float | None = None,
         max_retries: int = 0,
+        calibration: Calibration | str | Path | None = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
@@ -194,6 +202,7 @@ class Critic(ABC):
         self.budget = budget
         self.timeout = timeout
         self.max_retries = max_retries
+        self.calibration = load_calibration(calibration)
 
     # ------------------------------------------------------------------ public API
     def evaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> Verdict:
@@ -219,12 +228,20 @@ class Critic(ABC):
         return self.risk_aware or risk == "high"
 
     def verdict(self, *, score: float, usage: Usage, **fields: Any) -> Verdict:
-        """Build a Verdict with this critic's name and threshold, clamping ``score``."""
+        """Build a Verdict with this critic's name and threshold, clamping ``score``.
+
+        With a calibration, ``score`` is the calibrated probability and the raw one is kept in
+        ``uncalibrated_score``.
+        """
         if score is None or (isinstance(score, float) and math.isnan(score)):
             raise CriticError(f"{self.name}: the model gave no usable probability")
+        value = min(1.0, max(0.0, float(score)))
+        if self.calibration is not None:
+            fields.setdefault("uncalibrated_score", value)
+            value = self.calibration(value)
         return Verdict(
             critic=self.name,
-            score=min(1.0, max(0.0, float(score))),
+            score=value,
             threshold=self.threshold,
             usage=usage,
             **fields,

@@ -36,14 +36,23 @@ from inferact_langgraph.eval.datasets import (
     trajectory_hash,
 )
 from inferact_langgraph.eval.metrics import (
+    CostChoice,
     CostResult,
     MetricSet,
     ThresholdChoice,
     best_threshold,
+    brier_score,
     compute_metrics,
     cost_metric,
+    cost_threshold,
+    critic_threshold,
     expected_calibration_error,
     stratified_split,
+)
+from inferact_langgraph.eval.reliability import (
+    calibration_figures,
+    calibration_summary,
+    cross_validated_calibration,
 )
 from inferact_langgraph.eval.report import (
     AGGREGATIONS,
@@ -51,7 +60,11 @@ from inferact_langgraph.eval.report import (
     CriticSummary,
     EvalReport,
     build_report,
+    output_console,
+    paste_line,
     plot_pr_curves,
+    plot_reliability_diagram,
+    pr_curves,
     render_tables,
 )
 from inferact_langgraph.eval.runner import (
@@ -68,6 +81,7 @@ __all__ = [
     "AGGREGATIONS",
     "PROTOCOLS",
     "BadRecord",
+    "CostChoice",
     "CostResult",
     "CriticSummary",
     "Dataset",
@@ -82,17 +96,27 @@ __all__ = [
     "VerdictCache",
     "aevaluate_critics",
     "best_threshold",
+    "brier_score",
     "build_report",
     "cache_key",
+    "calibration_figures",
+    "calibration_summary",
     "compute_metrics",
     "cost_metric",
+    "cost_threshold",
     "critic_fingerprint",
+    "critic_threshold",
+    "cross_validated_calibration",
     "evaluate_critics",
     "expected_calibration_error",
     "load_dataset",
     "model_identity",
+    "output_console",
     "parse_label",
+    "paste_line",
     "plot_pr_curves",
+    "plot_reliability_diagram",
+    "pr_curves",
     "render_tables",
     "stratified_split",
     "trajectory_hash",
@@ -132,6 +156,7 @@ def _finish(
     meta: Mapping[str, Any] | None,
     out: str | Path | None,
     interrupted: bool,
+    figures: Mapping[str, Any] | None = None,
 ) -> EvalReport:
     report = build_report(
         dataset,
@@ -141,6 +166,7 @@ def _finish(
         stats=runner.stats,
         interrupted=interrupted,
         meta={"concurrency": runner.concurrency, **(meta or {})},
+        **(figures or {}),
     )
     if out is not None:
         report.write(out)
@@ -160,12 +186,17 @@ async def aevaluate_critics(
     limit: int | None = None,
     out: str | Path | None = None,
     meta: Mapping[str, Any] | None = None,
+    calibrate: bool = True,
+    calibration_cv: int | None = None,
+    calibration_repeats: int = 10,
+    costs: tuple[float, float] | None = None,
 ) -> EvalReport:
     """Async :func:`evaluate_critics`.
 
     On cancellation the partial report is written to ``out`` (when given) before the
     cancellation propagates.
     """
+    figures = _figures(calibrate, calibration_cv, calibration_repeats, costs)
     dataset, runner = _prepare(
         data,
         critics,
@@ -188,10 +219,18 @@ async def aevaluate_critics(
                 meta=meta,
                 out=out,
                 interrupted=True,
+                figures=figures,
             )
         raise
     return _finish(
-        dataset, runner, dev_split=dev_split, seed=seed, meta=meta, out=out, interrupted=False
+        dataset,
+        runner,
+        dev_split=dev_split,
+        seed=seed,
+        meta=meta,
+        out=out,
+        interrupted=False,
+        figures=figures,
     )
 
 
@@ -208,6 +247,10 @@ def evaluate_critics(
     limit: int | None = None,
     out: str | Path | None = None,
     meta: Mapping[str, Any] | None = None,
+    calibrate: bool = True,
+    calibration_cv: int | None = None,
+    calibration_repeats: int = 10,
+    costs: tuple[float, float] | None = None,
 ) -> EvalReport:
     """Run critics over labelled trajectories and compute the paper's figures.
 
@@ -225,16 +268,26 @@ def evaluate_critics(
         on_error: ``"skip"`` or ``"raise"`` on a bad record.
         progress: Show a progress bar with running calls and tokens.
         limit: Only the first ``limit`` trajectories.
-        out: Directory for ``report.json`` and ``pr_curves.png``.
+        out: Directory for ``report.json``, ``pr_curves.png``, ``reliability.png`` and the
+            calibration files (``calibration/<critic>.json``).
         meta: Extra metadata stored in the report (model name, flags).
+        calibrate: Fit a calibration per critic (on the dev part with ``dev_split``, where it
+            is measured on the held-out part: ECE and Brier before and after).
+        calibration_cv: Also measure calibration by repeated stratified k-fold over all the
+            trajectories, with this many folds (``None``: not).
+        calibration_repeats: Repeats of that cross-validation.
+        costs: ``(cost_missed, cost_review)``: also choose the threshold of lowest expected
+            cost on the dev part (all the data without a split) and print it ready to paste.
 
     Returns:
         The :class:`EvalReport`.
 
     Raises:
         DatasetError: A bad record with ``on_error="raise"``, or no usable record.
-        ValueError: Bad arguments (``dev_split`` outside (0, 1), ``concurrency`` < 1).
+        ValueError: Bad arguments (``dev_split`` outside (0, 1), ``concurrency`` < 1, a
+            cost that is not positive).
     """
+    figures = _figures(calibrate, calibration_cv, calibration_repeats, costs)
     dataset, runner = _prepare(
         data,
         critics,
@@ -258,7 +311,32 @@ def evaluate_critics(
         meta=meta,
         out=out,
         interrupted=interrupted or runner.interrupted,
+        figures=figures,
     )
+
+
+def _figures(
+    calibrate: bool,
+    calibration_cv: int | None,
+    calibration_repeats: int,
+    costs: tuple[float, float] | None,
+) -> dict[str, Any]:
+    """Validate the figure options before any model call."""
+    if calibration_cv is not None and (isinstance(calibration_cv, bool) or calibration_cv < 2):
+        raise ValueError(f"calibration_cv must be a number of folds >= 2, got {calibration_cv!r}")
+    if calibration_repeats < 1:
+        raise ValueError(f"calibration_repeats must be >= 1, got {calibration_repeats!r}")
+    if costs is not None:
+        if not isinstance(costs, tuple | list) or len(costs) != 2:
+            raise ValueError(f"costs must be (cost_missed, cost_review), got {costs!r}")
+        cost_threshold([1], [0.5], cost_missed=costs[0], cost_review=costs[1])
+        costs = (float(costs[0]), float(costs[1]))
+    return {
+        "calibrate": calibrate,
+        "calibration_cv": calibration_cv,
+        "calibration_repeats": calibration_repeats,
+        "costs": costs,
+    }
 
 
 def _run(coro: Any) -> Any:

@@ -6,7 +6,10 @@ Conventions, used everywhere in :mod:`inferact_langgraph.eval`:
 * A critic's ``Verdict.score`` is the probability that the agent is *on* track, so the risk
   score of the positive class is ``1 - score``.
 * A risk threshold ``t`` flags every trajectory with ``risk >= t`` (scikit-learn's
-  convention), i.e. ``score <= 1 - t``.
+  convention), i.e. ``score <= 1 - t``. The critics themselves flag when ``score <
+  threshold``; :attr:`ThresholdChoice.critic_threshold` is that ``threshold`` (the value to
+  paste into ``InferActCritic(threshold=...)`` / ``with_inferact(..., threshold=...)``), chosen
+  so the critic flags exactly the same trajectories.
 
 Example:
     >>> y = [1, 1, 0, 0]
@@ -37,12 +40,16 @@ from sklearn.metrics import (
 )
 
 __all__ = [
+    "CostChoice",
     "CostResult",
     "MetricSet",
     "ThresholdChoice",
     "best_threshold",
+    "brier_score",
     "compute_metrics",
     "cost_metric",
+    "cost_threshold",
+    "critic_threshold",
     "expected_calibration_error",
     "stratified_split",
 ]
@@ -57,12 +64,15 @@ class ThresholdChoice:
         precision: Precision of the off-track class at that threshold.
         recall: Recall of the off-track class at that threshold.
         f1: F1 of the off-track class at that threshold.
+        critic_threshold: The same decision in the critic's own direction: flag when
+            ``score < critic_threshold`` (ready to paste as ``threshold=``).
     """
 
     threshold: float
     precision: float
     recall: float
     f1: float
+    critic_threshold: float | None = None
 
     @property
     def score_threshold(self) -> float:
@@ -116,6 +126,149 @@ def best_threshold(y_true: Sequence[int], risk: Sequence[float]) -> ThresholdCho
         precision=float(p[index]),
         recall=float(rc[index]),
         f1=float(f1[index]),
+        critic_threshold=critic_threshold(r, float(thresholds[index])),
+    )
+
+
+def critic_threshold(risk: Sequence[float], risk_threshold: float) -> float:
+    """The critic-direction threshold that flags exactly what ``risk >= risk_threshold`` flags.
+
+    A critic flags when ``score < threshold`` (``score = 1 - risk``). The value returned lies
+    strictly between the highest flagged score and the lowest unflagged one, with as few
+    decimals as possible, so it can be pasted as ``threshold=`` and survives rounding of the
+    scores. ``0.0`` flags nothing; when a flagged score is 1.0 the answer is 1.0 (a score of
+    exactly 1.0 can never be flagged with ``score < threshold``).
+
+    Example:
+        >>> critic_threshold([0.455, 0.45, 0.9], 0.455)  # scores 0.545 flagged, 0.55 not
+        0.548
+        >>> critic_threshold([0.2, 0.8], 0.9)  # nothing flagged
+        0.0
+    """
+    r = np.asarray(risk, dtype=float)
+    scores = np.round(1.0 - r, 9)
+    flagged = scores[r >= risk_threshold]
+    unflagged = scores[r < risk_threshold]
+    if flagged.size == 0:
+        return 0.0
+    low = float(flagged.max())
+    high = float(unflagged.min()) if unflagged.size else 1.0 + 1e-9
+    if low >= 1.0:
+        return 1.0
+    high = min(high, 1.0 + 1e-9)
+    middle = (low + high) / 2
+    for digits in range(1, 10):
+        # The shortest decimal near the middle of the gap: robust to rounded scores.
+        candidate = min(round(middle, digits), 1.0)
+        if low + 1e-9 < candidate < high - 1e-9 or (unflagged.size == 0 and candidate > low):
+            return candidate
+    return middle
+
+
+def brier_score(y_true: Sequence[int], prob: Sequence[float]) -> float:
+    """Mean squared error of a probability of the positive class (lower is better).
+
+    Example:
+        >>> brier_score([1, 0], [0.75, 0.25])
+        0.0625
+    """
+    y, p = _arrays(y_true, prob)
+    return float(np.mean((p - y) ** 2))
+
+
+@dataclass(frozen=True)
+class CostChoice:
+    """The threshold that minimises the expected cost of missed actions and human reviews.
+
+    Attributes:
+        threshold: Risk threshold: flag when ``1 - score >= threshold`` (``inf``: flag none).
+        critic_threshold: The same in the critic's direction: flag when
+            ``score < critic_threshold`` (paste it as ``threshold=``).
+        cost_missed: Cost of one off-track action that is not flagged (it runs).
+        cost_review: Cost of one human review (every flagged action).
+        expected_cost: Mean cost per checked action at this threshold.
+        reviewed: Flagged actions (each costs a review).
+        missed: Off-track actions not flagged.
+        n: Actions the cost was computed on.
+        cost_review_all: Mean cost when every action is reviewed (for comparison).
+        cost_review_none: Mean cost when no action is reviewed.
+    """
+
+    threshold: float
+    critic_threshold: float
+    cost_missed: float
+    cost_review: float
+    expected_cost: float
+    reviewed: int
+    missed: int
+    n: int
+    cost_review_all: float
+    cost_review_none: float
+
+
+def _cost_at(
+    y: np.ndarray, r: np.ndarray, threshold: float, cost_missed: float, cost_review: float
+) -> tuple[float, int, int]:
+    flagged = r >= threshold
+    missed = int(((~flagged) & (y == 1)).sum())
+    reviewed = int(flagged.sum())
+    return (missed * cost_missed + reviewed * cost_review) / len(y), reviewed, missed
+
+
+def cost_threshold(
+    y_true: Sequence[int],
+    risk: Sequence[float],
+    *,
+    cost_missed: float,
+    cost_review: float,
+) -> CostChoice:
+    """The threshold with the lowest expected cost: missed off-track actions vs reviews.
+
+    Every distinct risk score is a candidate, and so is "flag nothing". Ties go to the
+    candidate that flags fewer actions.
+
+    Args:
+        y_true: 1 = off track, 0 = on track.
+        risk: ``1 - verdict.score``.
+        cost_missed: What one executed off-track action costs (> 0).
+        cost_review: What one human review costs (> 0).
+
+    Raises:
+        ValueError: A cost that is not a positive number, or empty/mismatched inputs.
+
+    Example:
+        >>> c = cost_threshold([1, 1, 0, 0], [0.9, 0.6, 0.5, 0.1], cost_missed=10, cost_review=1)
+        >>> c.critic_threshold, c.reviewed, c.missed, c.expected_cost
+        (0.45, 2, 0, 0.5)
+        >>> cost_threshold([1, 0], [0.9, 0.1], cost_missed=1, cost_review=5).critic_threshold
+        0.0
+    """
+    for name, value in (("cost_missed", cost_missed), ("cost_review", cost_review)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if math.isinf(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+    y, r = _arrays(y_true, risk)
+    candidates = sorted({float(v) for v in r}, reverse=True)  # fewest flagged first
+    best_cost, _, _ = _cost_at(y, r, math.inf, cost_missed, cost_review)
+    best = (math.inf, best_cost)
+    for t in candidates:
+        cost, _, _ = _cost_at(y, r, t, cost_missed, cost_review)
+        if cost < best[1] - 1e-12:
+            best = (t, cost)
+    threshold = best[0]
+    cost, reviewed, missed = _cost_at(y, r, threshold, cost_missed, cost_review)
+    return CostChoice(
+        threshold=threshold,
+        critic_threshold=0.0 if math.isinf(threshold) else critic_threshold(r, threshold),
+        cost_missed=float(cost_missed),
+        cost_review=float(cost_review),
+        expected_cost=cost,
+        reviewed=reviewed,
+        missed=missed,
+        n=int(len(y)),
+        cost_review_all=_cost_at(y, r, -math.inf, cost_missed, cost_review)[0],
+        cost_review_none=_cost_at(y, r, math.inf, cost_missed, cost_review)[0],
     )
 
 

@@ -11,6 +11,12 @@ Three ways of choosing the threshold are reported, each clearly labelled:
 * ``own`` — the critic's own threshold (``Verdict.flagged``), on all the data: what the critic
   would do if deployed as configured.
 
+Every chosen threshold is also given in the critic's own direction (flag when ``score <
+threshold``): :attr:`~inferact_langgraph.eval.metrics.ThresholdChoice.critic_threshold`, the
+value to paste as ``threshold=``. With a dev split, a calibration is fitted on the dev part
+and measured on the held-out part (ECE, Brier, AUC-PR before and after); with costs, the
+threshold with the lowest expected cost on the dev part is chosen.
+
 Critics whose verdicts carry ``step_scores`` (the multi-step baseline) are also scored with
 every aggregation of Appendix D (min, max, mean, product) of the same step scores.
 
@@ -34,17 +40,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inferact_langgraph.calibration import Calibration, CalibrationError
 from inferact_langgraph.eval.datasets import Dataset
 from inferact_langgraph.eval.metrics import (
+    CostChoice,
     MetricSet,
     ThresholdChoice,
     best_threshold,
     compute_metrics,
+    cost_threshold,
     stratified_split,
 )
 from inferact_langgraph.eval.runner import Outcome, RunStats
@@ -55,7 +66,11 @@ __all__ = [
     "CriticSummary",
     "EvalReport",
     "build_report",
+    "output_console",
+    "paste_line",
     "plot_pr_curves",
+    "plot_reliability_diagram",
+    "pr_curves",
     "render_tables",
 ]
 
@@ -116,6 +131,14 @@ class CriticSummary:
             undefined (e.g. no off-track example in the dev part).
         aggregations: For multi-step critics: aggregation -> summary of its scores.
         notes: Caveats (binary scores, missing classes).
+        first_error: The first failed check's error (in data order), for the user to see.
+        own_threshold: The threshold the critic ran with (flag when ``score <`` it).
+        calibration: With a dev split: the calibration fitted on the dev part.
+        calibration_figures: Its held-out figures before and after (ECE, Brier, AUC-PR),
+            the threshold chosen on the calibrated dev scores, and with ``calibration_cv``
+            the cross-validated figures over all the data.
+        cost: With costs: the threshold of lowest expected cost (on the dev part, else on
+            all the data) and, with a dev split, its cost on the held-out part.
     """
 
     name: str
@@ -130,6 +153,33 @@ class CriticSummary:
     metrics: dict[str, MetricSet | None] = field(default_factory=dict)
     aggregations: dict[str, CriticSummary] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    first_error: str | None = None
+    own_threshold: float | None = None
+    calibration: Calibration | None = None
+    calibration_figures: dict[str, Any] | None = None
+    cost: dict[str, Any] | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Every check that finished failed (no verdict at all)."""
+        return self.checked > 0 and self.scored == 0 and self.errors > 0
+
+    def recommended(self) -> tuple[str, float] | None:
+        """The threshold to deploy, as ``(how it was chosen, critic-direction value)``.
+
+        The cost-optimal one when costs were given, else the best-F1 one chosen on the dev
+        part, else the best-F1 one on all the data (the paper's protocol).
+        """
+        if self.cost is not None:
+            return (
+                f"lowest expected cost on the {self.cost['chosen_on']}",
+                self.cost["choice"].critic_threshold,
+            )
+        for key, how in (("dev", "best F1 on the dev part"), ("paper", "best F1 on all data")):
+            choice = self.thresholds.get(key)
+            if choice is not None and choice.critic_threshold is not None:
+                return how, choice.critic_threshold
+        return None
 
     def per_trajectory(self, what: str) -> float | None:
         """Mean ``model_calls``, ``input_tokens`` or ``output_tokens`` per scored trajectory."""
@@ -159,6 +209,13 @@ class CriticSummary:
             "metrics": {k: (None if v is None else v.to_dict()) for k, v in self.metrics.items()},
             "aggregations": {k: v.to_dict() for k, v in self.aggregations.items()},
             "notes": list(self.notes),
+            "first_error": self.first_error,
+            "own_threshold": self.own_threshold,
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
+            "calibration_figures": self.calibration_figures,
+            "cost": None
+            if self.cost is None
+            else {**self.cost, "choice": asdict(self.cost["choice"])},
         }
 
 
@@ -179,6 +236,13 @@ class EvalReport:
     rows: list[dict[str, Any]]
     meta: dict[str, Any]
     interrupted: bool = False
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def failed_critics(self) -> dict[str, str]:
+        """Critics whose every finished check failed -> their first error."""
+        return {
+            name: s.first_error or "unknown error" for name, s in self.critics.items() if s.failed
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data: every figure and every per-trajectory score."""
@@ -191,23 +255,45 @@ class EvalReport:
         }
 
     def write(self, out: str | Path, *, plot: bool = True) -> dict[str, Path]:
-        """Write ``report.json`` (and ``pr_curves.png``) into the directory ``out``.
+        """Write ``report.json``, ``pr_curves.png``, ``reliability.png`` and one calibration
+        file per critic (``calibration/<critic>.json``) into the directory ``out``.
+
+        A plot that cannot be drawn this time (no off-track example, no verdict) is removed
+        if an earlier run left one, so every file in ``out`` describes this report.
 
         Returns:
-            The written files by kind (``"json"``, ``"plot"``).
+            The written files by kind (``"json"``, ``"plot"``, ``"reliability"``,
+            ``"calibration:<critic>"``); also kept in :attr:`files`.
         """
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
         written = {"json": directory / "report.json"}
+        for name, summary in self.critics.items():
+            if summary.calibration is not None:
+                path = directory / "calibration" / f"{_file_name(name)}.json"
+                written[f"calibration:{name}"] = summary.calibration.save(path)
+                if summary.calibration_figures is not None:
+                    summary.calibration_figures["file"] = str(path)
         written["json"].write_text(
             json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n",
             encoding="utf-8",
         )
-        if plot:
-            path = plot_pr_curves(self, directory / "pr_curves.png")
-            if path is not None:
-                written["plot"] = path
+        plots = {
+            "plot": (directory / "pr_curves.png", plot_pr_curves),
+            "reliability": (directory / "reliability.png", plot_reliability_diagram),
+        }
+        for kind, (path, draw) in plots.items():
+            drawn = draw(self, path) if plot else None
+            if drawn is not None:
+                written[kind] = drawn
+            elif path.exists():
+                path.unlink()  # an earlier run's plot would describe other figures
+        self.files = dict(written)
         return written
+
+
+def _file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "critic"
 
 
 def _summarise(
@@ -284,6 +370,140 @@ def _summarise(
     return summary
 
 
+def _indices(part: Sequence[int] | None, scores: Mapping[int, float]) -> list[int]:
+    return [i for i in (part if part is not None else sorted(scores)) if i in scores]
+
+
+def _calibrate(
+    summary: CriticSummary,
+    labels: Sequence[int],
+    scores: Mapping[int, float],
+    dev: Sequence[int] | None,
+    test: Sequence[int] | None,
+    *,
+    seed: int,
+    rows: list[dict[str, Any]],
+) -> None:
+    """Fit a calibration (dev part, else all) and measure it on the held-out part."""
+    from inferact_langgraph.calibration import fit_calibration
+    from inferact_langgraph.eval.reliability import calibration_figures
+
+    fit_on = _indices(dev, scores)
+    held = _indices(test, scores) if test is not None else []
+    on_track = {i: 1 - labels[i] for i in scores}
+    try:
+        calibration = fit_calibration(
+            [scores[i] for i in fit_on],
+            [on_track[i] for i in fit_on],
+            seed=seed,
+            info={
+                "critic": summary.name,
+                "fitted_on": "dev part" if dev is not None else "all data",
+            },
+        )
+    except CalibrationError as exc:
+        summary.notes.append(f"no calibration: {exc}")
+        return
+    summary.calibration = calibration
+    calibrated = {i: calibration(scores[i]) for i in scores}
+    for i, value in calibrated.items():
+        rows[i]["critics"][summary.name]["calibrated_score"] = value
+    figures: dict[str, Any] = {
+        "method": calibration.method,
+        "describe": calibration.describe(),
+        "fitted_on": calibration.info["fitted_on"],
+        "n_fit": len(fit_on),
+        "n_held_out": len(held),
+    }
+    if held and 0 < sum(labels[i] for i in held) < len(held):
+        figures["before"] = calibration_figures(
+            [scores[i] for i in held], [on_track[i] for i in held]
+        )
+        figures["after"] = calibration_figures(
+            [calibrated[i] for i in held], [on_track[i] for i in held]
+        )
+    y_fit = [labels[i] for i in fit_on]
+    if sum(y_fit):
+        choice = best_threshold(y_fit, [1.0 - calibrated[i] for i in fit_on])
+        figures["choice"] = asdict(choice)
+    summary.calibration_figures = figures
+
+
+def _cross_validate(
+    summary: CriticSummary,
+    labels: Sequence[int],
+    scores: Mapping[int, float],
+    folds: int,
+    repeats: int,
+    seed: int,
+) -> None:
+    from inferact_langgraph.eval.reliability import cross_validated_calibration
+
+    idx = sorted(scores)
+    try:
+        cv = cross_validated_calibration(
+            [scores[i] for i in idx],
+            [1 - labels[i] for i in idx],
+            folds=folds,
+            repeats=repeats,
+            seed=seed,
+        )
+    except CalibrationError as exc:
+        summary.notes.append(f"no cross-validated calibration: {exc}")
+        return
+    summary.calibration_figures = {**(summary.calibration_figures or {}), "cv": cv}
+
+
+def _choose_cost(
+    summary: CriticSummary,
+    labels: Sequence[int],
+    scores: Mapping[int, float],
+    dev: Sequence[int] | None,
+    test: Sequence[int] | None,
+    costs: tuple[float, float],
+) -> None:
+    missed, review = costs
+    chosen_on = _indices(dev, scores)
+    choice = cost_threshold(
+        [labels[i] for i in chosen_on],
+        [1.0 - scores[i] for i in chosen_on],
+        cost_missed=missed,
+        cost_review=review,
+    )
+    cost: dict[str, Any] = {
+        "cost_missed": missed,
+        "cost_review": review,
+        "chosen_on": "dev part" if dev is not None else "all data",
+        "choice": choice,
+        "held_out": None,
+    }
+    held = _indices(test, scores) if test is not None else []
+    if held:
+        y = [labels[i] for i in held]
+        flagged = [1.0 - scores[i] >= choice.threshold for i in held]
+        n_missed = sum(1 for f, label in zip(flagged, y, strict=True) if label and not f)
+        reviewed = sum(flagged)
+        cost["held_out"] = {
+            "n": len(held),
+            "expected_cost": (n_missed * missed + reviewed * review) / len(held),
+            "missed": n_missed,
+            "reviewed": reviewed,
+            "cost_review_all": (len(held) * review) / len(held),
+            "cost_review_none": (sum(y) * missed) / len(held),
+        }
+    if summary.calibration is not None:
+        cal = summary.calibration
+        cost["calibrated_choice"] = asdict(
+            cost_threshold(
+                [labels[i] for i in chosen_on],
+                [1.0 - cal(scores[i]) for i in chosen_on],
+                cost_missed=missed,
+                cost_review=review,
+            )
+        )
+    summary.cost = cost
+
+
 def build_report(
     dataset: Dataset,
     results: Mapping[str, Mapping[str, Outcome]],
@@ -293,6 +513,10 @@ def build_report(
     stats: RunStats | None = None,
     interrupted: bool = False,
     meta: Mapping[str, Any] | None = None,
+    calibrate: bool = True,
+    calibration_cv: int | None = None,
+    calibration_repeats: int = 10,
+    costs: tuple[float, float] | None = None,
 ) -> EvalReport:
     """Compute every figure for every critic from a run's outcomes.
 
@@ -306,10 +530,19 @@ def build_report(
         stats: The run's statistics, copied into ``meta``.
         interrupted: Mark the report as partial.
         meta: Extra metadata (model, flags), copied into ``meta``.
+        calibrate: Fit a calibration per critic: on the dev part and measured on the held-out
+            part with a dev split, else on all the data (then without held-out figures).
+        calibration_cv: Also measure calibration by repeated stratified k-fold over all the
+            data with this many folds (the honest figure when there are few trajectories).
+        calibration_repeats: Repeats of that cross-validation.
+        costs: ``(cost of a missed off-track action, cost of a human review)``: choose the
+            threshold of lowest expected cost on the dev part (else on all the data).
 
     Raises:
-        ValueError: ``dev_split`` outside (0, 1).
+        ValueError: ``dev_split`` outside (0, 1), or a cost that is not positive.
     """
+    if costs is not None:
+        cost_threshold([1], [0.5], cost_missed=costs[0], cost_review=costs[1])  # validates
     items = dataset.items
     labels = [item.label for item in items]
     has_prices = any(item.price is not None for item in items)
@@ -339,6 +572,8 @@ def build_report(
         flagged: dict[int, bool] = {}
         steps: dict[int, list[float]] = {}
         counts = {"checked": 0, "errors": 0, "cached": 0, "calls": 0, "tin": 0, "tout": 0}
+        first_error: str | None = None
+        own_threshold: float | None = None
         for i, item in enumerate(items):
             outcome = outcomes.get(item.id)
             if outcome is None:
@@ -349,9 +584,11 @@ def build_report(
             if outcome.verdict is None:
                 counts["errors"] += 1
                 entry["error"] = outcome.error
+                first_error = first_error or f"{item.id}: {outcome.error}"
             else:
                 v = outcome.verdict
                 scores[i], flagged[i] = v.score, v.flagged
+                own_threshold = v.threshold if own_threshold is None else own_threshold
                 if v.step_scores:
                     steps[i] = list(v.step_scores)
                 counts["calls"] += v.usage.model_calls
@@ -367,6 +604,13 @@ def build_report(
                 )
             rows[i]["critics"][name] = entry
         summary = _summarise(name, labels, scores, flagged, prices, dev, test)
+        summary.first_error, summary.own_threshold = first_error, own_threshold
+        if scores and calibrate:
+            _calibrate(summary, labels, scores, dev, test, seed=seed, rows=rows)
+        if scores and calibration_cv:
+            _cross_validate(summary, labels, scores, calibration_cv, calibration_repeats, seed)
+        if scores and costs is not None:
+            _choose_cost(summary, labels, scores, dev, test, costs)
         summary.checked, summary.errors, summary.cached = (
             counts["checked"],
             counts["errors"],
@@ -405,7 +649,10 @@ def build_report(
         "held_out_size": len(test) if test is not None else None,
         "has_prices": has_prices,
         "positive_class": "off track (label 'incorrect'); risk score = 1 - verdict.score",
-        "threshold_semantics": "flag when 1 - score >= threshold (score <= 1 - threshold)",
+        "threshold_semantics": "flag when 1 - score >= threshold (score <= 1 - threshold); "
+        "critic_threshold: the same decision as the critics make it, flag when score < "
+        "critic_threshold",
+        "costs": None if costs is None else {"missed": costs[0], "review": costs[1]},
     }
     if stats is not None:
         info["run"] = asdict(stats)
@@ -425,40 +672,105 @@ def _main_protocol(summary: CriticSummary) -> str:
     return "held_out" if "held_out" in summary.metrics else "paper"
 
 
+def output_console(file: Any = None) -> Any:
+    """A rich console that never cuts a value short.
+
+    On a terminal, tables fit its width and wrap (``overflow="fold"``), never ``…``; when
+    the output is piped or captured, lines are as long as the tables need.
+    """
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        return Console(file=file)
+    return Console(file=file, width=400, soft_wrap=True, force_terminal=False)
+
+
+def _fmt_threshold(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.6g}"
+
+
+def paste_line(
+    name: str,
+    threshold: float,
+    meta: Mapping[str, Any] | None = None,
+    *,
+    calibration_file: str | None = None,
+) -> str:
+    """The ``with_inferact(...)`` line that deploys critic ``name`` at ``threshold``.
+
+    ``threshold`` is in the critic's own direction (flag when ``score < threshold``).
+
+    Example:
+        >>> paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"})
+        'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", threshold=0.55)'
+        >>> paste_line("standard", 0.3, {"model": "m"})
+        'with_inferact(graph, critic=make_critic("standard", model="m", threshold=0.3))'
+    """
+    meta = meta or {}
+    model_name = str(meta.get("model") or "<your critic model>")
+    if meta.get("base_url"):
+        bare = model_name.split(":", 1)[1] if model_name.startswith("openai:") else model_name
+        model = f'ChatOpenAI(model="{bare}", base_url="{meta["base_url"]}")'
+    else:
+        model = f'"{model_name}"'
+    preset = meta.get("preset")
+    options = f', preset="{preset}"' if preset and preset != "generic" else ""
+    if meta.get("risk_aware"):
+        options += ", risk_aware=True"
+    if calibration_file:
+        options += f', calibration="{calibration_file}"'
+    value = _fmt_threshold(threshold)
+    if name == "inferact" and not meta.get("risk_aware") and not calibration_file:
+        return f"with_inferact(graph, model={model}{options}, threshold={value})"
+    return (
+        f'with_inferact(graph, critic=make_critic("{name}", model={model}{options}, '
+        f"threshold={value}))"
+    )
+
+
+_SHOWN_THRESHOLD = {"held_out": "dev", "held_out_tuned": "held_out_tuned", "paper": "paper"}
+
+
 def render_tables(report: EvalReport, console: Any = None) -> None:
-    """Print the report as rich tables: detection (Table 1), cost (Table 3), Appendix D, usage.
+    """Print the report: detection (Table 1), calibration, cost, Appendix D, usage, errors.
+
+    Thresholds are printed in the critic's own direction (flag when ``score < threshold``)
+    with a ready-to-paste ``with_inferact(..., threshold=...)`` line per critic. Values are
+    never truncated (see :func:`output_console`).
 
     Args:
         report: The report.
-        console: A ``rich.console.Console`` (default: a new one on stdout).
+        console: A ``rich.console.Console`` (default: :func:`output_console` on stdout).
     """
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or output_console()
     has_prices = bool(report.meta.get("has_prices"))
     suffix = " — PARTIAL: the run was interrupted" if report.interrupted else ""
-    detection = Table(
-        title=f"Detection of off-track trajectories (Table 1), in %{suffix}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    ranking = Table(
-        title=f"Ranking and calibration (later version), in %{suffix}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    det_cols = ["critic", "protocol", "n", "Rec", "Prec", "F1", "AUC-PR", "thr", "FN"]
+
+    def table(title: str, columns: Sequence[str], left: Sequence[str]) -> Any:
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in columns:
+            t.add_column(col, justify="left" if col in left else "right", overflow="fold")
+        return t
+
+    det_cols = ["critic", "protocol", "n", "Rec", "Prec", "F1", "AUC-PR", "threshold", "FN"]
     det_cols += ["FN $"] if has_prices else []
-    for col in det_cols:
-        left = col in ("critic", "protocol")
-        detection.add_column(col, justify="left" if left else "right", no_wrap=not left or None)
-    for col in ("critic", "protocol", "n", "macro-F1", "ROC-AUC", "ECE", "AUC-PR(trapz)"):
-        left = col in ("critic", "protocol")
-        ranking.add_column(col, justify="left" if left else "right")
+    detection = table(
+        f"Detection of off-track trajectories (Table 1), in %{suffix}",
+        det_cols,
+        ("critic", "protocol"),
+    )
+    ranking = table(
+        f"Ranking and calibration (later version), in %{suffix}",
+        ("critic", "protocol", "n", "macro-F1", "ROC-AUC", "ECE", "Brier", "AUC-PR(trapz)"),
+        ("critic", "protocol"),
+    )
     for name, summary in report.critics.items():
         first = True
         for protocol in ("held_out", "held_out_tuned", "paper", "own"):
@@ -469,9 +781,13 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
             last = protocol == "own"
             if m is None:
                 detection.add_row(*head, *["—"] * (len(det_cols) - 2), end_section=last)
-                ranking.add_row(*head, *["—"] * 5, end_section=last)
+                ranking.add_row(*head, *["—"] * 6, end_section=last)
             else:
-                thr = "own" if m.threshold is None else f"{m.threshold:.2f}"
+                if protocol == "own":
+                    thr = f"{_fmt_threshold(summary.own_threshold)} (own)"
+                else:
+                    choice = summary.thresholds.get(_SHOWN_THRESHOLD[protocol])
+                    thr = _fmt_threshold(choice.critic_threshold if choice else None)
                 cells = [
                     str(m.n),
                     _pct(m.recall),
@@ -491,6 +807,7 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
                         _pct(m.macro_f1),
                         _pct(m.roc_auc),
                         _pct(m.ece),
+                        _brier_of(report, name, protocol),
                         _pct(m.auc_pr_trapezoid),
                         end_section=last,
                     )
@@ -499,29 +816,27 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
     console.print(
         "[dim]dev→test: threshold chosen on the dev part, figures on the held-out part. "
         "test*, all*: threshold tuned on the data it is measured on, as in the paper "
-        "(optimistic). all/own: the critic's own threshold. thr: flag when 1 - score >= thr. "
-        "FN: missed off-track actions"
+        "(optimistic). all/own: the critic's own threshold. threshold: the critic flags "
+        "when score < threshold (paste it as threshold=). FN: missed off-track actions"
         + (" (FN $: their summed price, Table 3)" if has_prices else "")
         + ".[/dim]"
     )
     console.print(ranking)
+    _render_calibration(report, console, table)
+    _render_costs(report, console, table)
 
     with_steps = {n: s for n, s in report.critics.items() if s.aggregations}
     if with_steps:
-        agg = Table(
-            title="Multi-step aggregations (Appendix D), in %",
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
+        agg = table(
+            "Multi-step aggregations (Appendix D), in %",
+            ("critic", "aggregation", "protocol", "F1", "AUC-PR", "Rec", "Prec", "threshold"),
+            ("critic", "aggregation", "protocol"),
         )
-        for col in ("critic", "aggregation", "protocol", "F1", "AUC-PR", "Rec", "Prec"):
-            agg.add_column(
-                col, justify="left" if col in ("critic", "aggregation", "protocol") else "right"
-            )
         for name, summary in with_steps.items():
             for how, sub in summary.aggregations.items():
                 protocol = _main_protocol(sub)
                 m = sub.metrics.get(protocol)
+                choice = sub.thresholds.get(_SHOWN_THRESHOLD[protocol])
                 agg.add_row(
                     name,
                     how,
@@ -531,23 +846,24 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
                         if m is None
                         else (_pct(m.f1), _pct(m.auc_pr), _pct(m.recall), _pct(m.precision))
                     ),
+                    _fmt_threshold(choice.critic_threshold if choice else None),
                 )
         console.print(agg)
 
-    usage = Table(
-        title="Cost of the critics", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    usage = table(
+        "Cost of the critics",
+        (
+            "critic",
+            "checked",
+            "errors",
+            "cached",
+            "calls",
+            "calls/traj",
+            "prompt tok/traj",
+            "output tok/traj",
+        ),
+        ("critic",),
     )
-    for col in (
-        "critic",
-        "checked",
-        "errors",
-        "cached",
-        "calls",
-        "calls/traj",
-        "prompt tok/traj",
-        "output tok/traj",
-    ):
-        usage.add_column(col, justify="left" if col == "critic" else "right", no_wrap=True)
     for name, s in report.critics.items():
         per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
         usage.add_row(
@@ -559,9 +875,15 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
             *("—" if v is None else f"{v:.1f}" for v in per.values()),
         )
     console.print(usage)
+    _render_paste_lines(report, console)
     for name, s in report.critics.items():
         for note in s.notes:
             console.print(f"[dim]note ({name}): {note}[/dim]")
+        if s.errors and not s.failed:
+            console.print(
+                f"[yellow]{name}: {s.errors} of {s.checked} checks failed (left out of the "
+                f"figures); first: {s.first_error}[/yellow]"
+            )
     bad = report.meta.get("bad_records") or []
     if bad:
         console.print(f"[yellow]{len(bad)} bad records skipped:[/yellow]")
@@ -571,10 +893,210 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
             console.print(f"  ... and {len(bad) - 20} more (see report.json)")
 
 
+def _brier_of(report: EvalReport, name: str, protocol: str) -> str:
+    from inferact_langgraph.eval.metrics import brier_score
+
+    part = "held_out" if protocol == "held_out" else None
+    pairs = [
+        (row["label"], row["critics"][name]["risk_score"])
+        for row in report.rows
+        if "risk_score" in row["critics"].get(name, {}) and (part is None or row["split"] == part)
+    ]
+    if not pairs:
+        return "—"
+    return f"{brier_score([p[0] for p in pairs], [p[1] for p in pairs]):.3f}"
+
+
+def _render_calibration(report: EvalReport, console: Any, table: Any) -> None:
+    rows = {n: s for n, s in report.critics.items() if s.calibration_figures}
+    if not rows:
+        return
+    from rich.markup import escape
+
+    cal = table(
+        "Calibration of P(on track): before → after (ECE, AUC-PR in %)",
+        ("critic", "measured on", "n", "method", "ECE", "Brier", "AUC-PR", "threshold"),
+        ("critic", "measured on", "method"),
+    )
+
+    def arrow(before: Any, after: Any, fmt: Callable[[Any], str]) -> str:
+        return f"{fmt(before)} → {fmt(after)}"
+
+    def brier(v: Any) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    for name, summary in rows.items():
+        f = summary.calibration_figures or {}
+        choice = f.get("choice") or {}
+        if "after" in f:
+            cal.add_row(
+                name,
+                f"held-out (fit on {f['fitted_on']})",
+                str(f["n_held_out"]),
+                f.get("method", ""),
+                arrow(f["before"]["ece"], f["after"]["ece"], _pct),
+                arrow(f["before"]["brier"], f["after"]["brier"], brier),
+                arrow(f["before"]["auc_pr"], f["after"]["auc_pr"], _pct),
+                _fmt_threshold(choice.get("critic_threshold")),
+            )
+        elif "method" in f:
+            cal.add_row(
+                name,
+                f"no held-out part (fit on {f['fitted_on']})",
+                str(f["n_fit"]),
+                f["method"],
+                "—",
+                "—",
+                "—",
+                _fmt_threshold(choice.get("critic_threshold")),
+            )
+        cv = f.get("cv")
+        if cv:
+            after = cv["after"]
+            chosen = ", ".join(f"{m} {k}" for m, k in sorted(cv["methods"].items()))
+            cal.add_row(
+                name if "method" not in f else "",
+                escape(f"{cv['folds']}-fold CV x{cv['repeats']}: mean [min-max]"),
+                str(cv["n"]),
+                chosen,
+                escape(
+                    f"{_pct(cv['before']['ece'])} → {_pct(after['ece']['mean'])} "
+                    f"[{_pct(after['ece']['min'])}-{_pct(after['ece']['max'])}]"
+                ),
+                f"{brier(cv['before']['brier'])} → {brier(after['brier']['mean'])}",
+                f"{_pct(cv['before']['auc_pr'])} → {_pct(after['auc_pr']['mean'])} "
+                f"(per fold: {_pct(cv['fold_auc_pr']['before'])} → "
+                f"{_pct(cv['fold_auc_pr']['after'])})",
+                "",
+            )
+    console.print(cal)
+    console.print(
+        "[dim]ECE: expected calibration error (10 bins); Brier: mean squared error of the "
+        "probability; AUC-PR of the off-track class (CV: of the pooled out-of-fold "
+        "probabilities, and per fold, where a monotone map cannot change it). threshold: "
+        "best F1 on the calibrated scores of the part the calibration was fitted on (flag "
+        "when calibrated score < threshold). method: the one with the lowest held-out "
+        "log-loss; the calibration files are in the report directory.[/dim]"
+    )
+
+
+def _render_costs(report: EvalReport, console: Any, table: Any) -> None:
+    rows = {n: s for n, s in report.critics.items() if s.cost}
+    if not rows:
+        return
+    first = next(iter(rows.values())).cost or {}
+    title = (
+        f"Threshold from costs: a missed off-track action costs {first['cost_missed']:g}, "
+        f"a human review {first['cost_review']:g} (mean cost per action)"
+    )
+    cost_table = table(
+        title,
+        (
+            "critic",
+            "chosen on",
+            "threshold",
+            "reviewed",
+            "missed",
+            "cost",
+            "held-out cost",
+            "review all",
+            "review none",
+        ),
+        ("critic", "chosen on"),
+    )
+    for name, summary in rows.items():
+        c = summary.cost or {}
+        choice: CostChoice = c["choice"]
+        held = c.get("held_out")
+        cost_table.add_row(
+            name,
+            f"{c['chosen_on']} (n={choice.n})",
+            _fmt_threshold(choice.critic_threshold),
+            str(choice.reviewed),
+            str(choice.missed),
+            f"{choice.expected_cost:.3g}",
+            "—" if not held else f"{held['expected_cost']:.3g} (n={held['n']})",
+            f"{(held or {}).get('cost_review_all', choice.cost_review_all):.3g}",
+            f"{(held or {}).get('cost_review_none', choice.cost_review_none):.3g}",
+        )
+    console.print(cost_table)
+    console.print(
+        "[dim]threshold: flag when score < threshold; 0 flags nothing. review all / review "
+        "none: the mean cost of sending every action to a human / none (on the held-out "
+        "part when there is one).[/dim]"
+    )
+
+
+def _render_paste_lines(report: EvalReport, console: Any) -> None:
+    lines = []
+    for name, summary in report.critics.items():
+        recommended = summary.recommended()
+        if recommended is None:
+            continue
+        how, value = recommended
+        lines.append(f"# {name}: {how}; flags when score < {_fmt_threshold(value)}")
+        lines.append(paste_line(name, value, report.meta))
+        f = summary.calibration_figures or {}
+        file = f.get("file")
+        calibrated = None
+        if summary.cost is not None and summary.cost.get("calibrated_choice"):
+            calibrated = summary.cost["calibrated_choice"]["critic_threshold"]
+        elif f.get("choice"):
+            calibrated = f["choice"]["critic_threshold"]
+        if file and calibrated is not None:
+            lines.append(f"# {name}, calibrated (threshold on P(on track)):")
+            lines.append(paste_line(name, calibrated, report.meta, calibration_file=file))
+    if not lines:
+        return
+    console.print("Ready to paste (from inferact_langgraph import with_inferact, make_critic):")
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def pr_curves(report: EvalReport) -> list[tuple[list[str], list[int], list[float], str]]:
+    """The distinct PR curves of a report: ``(names, labels, risk scores, line style)``.
+
+    Identical curves are merged into one entry carrying every name.
+    """
+    labels = [row["label"] for row in report.rows]
+    curves: list[tuple[list[str], list[int], list[float], str]] = []
+    seen: dict[tuple, int] = {}
+
+    def add(label: str, pairs: list[tuple[int, float]], style: str) -> None:
+        y = [p[0] for p in pairs]
+        if not y or sum(y) == 0:
+            return
+        risk = [p[1] for p in pairs]
+        key = tuple((a, round(b, 12)) for a, b in pairs)
+        if key in seen:  # identical curve: one line, both names
+            curves[seen[key]][0].append(label)
+            return
+        seen[key] = len(curves)
+        curves.append(([label], y, risk, style))
+
+    for name, summary in report.critics.items():
+        pairs = [
+            (labels[i], row["critics"][name]["risk_score"])
+            for i, row in enumerate(report.rows)
+            if "risk_score" in row["critics"].get(name, {})
+        ]
+        add(name, pairs, "-")
+        for how in summary.aggregations:
+            pairs = [
+                (labels[i], 1.0 - row["critics"][name]["aggregations"][how])
+                for i, row in enumerate(report.rows)
+                if how in row["critics"].get(name, {}).get("aggregations", {})
+            ]
+            add(f"{name}@{how}", pairs, "--")
+    return curves
+
+
 def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
     """Draw one precision-recall curve per critic (all scored data) into a PNG.
 
-    Aggregations of multi-step critics are drawn dashed. Uses matplotlib's Agg canvas only
+    Aggregations of multi-step critics are drawn dashed. Curves that are identical (the
+    ``multistep:product`` critic and its own ``@product`` aggregation) are drawn once, with
+    both names in the legend, so no curve hides another. Uses matplotlib's Agg canvas only
     (no global backend change, no display needed).
 
     Returns:
@@ -585,17 +1107,13 @@ def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
     from sklearn.metrics import average_precision_score, precision_recall_curve
 
     labels = [row["label"] for row in report.rows]
+    curves = pr_curves(report)
+    if not curves:
+        return None
     figure = Figure(figsize=(6.5, 5), dpi=120)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
-    drawn = 0
-
-    def draw(label: str, pairs: list[tuple[int, float]], style: str) -> None:
-        nonlocal drawn
-        y = [p[0] for p in pairs]
-        if not y or sum(y) == 0:
-            return
-        risk = [p[1] for p in pairs]
+    for names, y, risk, style in curves:
         precision, recall, _ = precision_recall_curve(y, risk)
         ap = average_precision_score(y, risk)
         axes.plot(
@@ -603,26 +1121,8 @@ def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
             precision,
             style,
             drawstyle="steps-post",
-            label=f"{label} (AP {ap:.2f}, n={len(y)})",
+            label=f"{' = '.join(names)} (AP {ap:.2f}, n={len(y)})",
         )
-        drawn += 1
-
-    for name, summary in report.critics.items():
-        pairs = [
-            (labels[i], row["critics"][name]["risk_score"])
-            for i, row in enumerate(report.rows)
-            if "risk_score" in row["critics"].get(name, {})
-        ]
-        draw(name, pairs, "-")
-        for how in summary.aggregations:
-            pairs = [
-                (labels[i], 1.0 - row["critics"][name]["aggregations"][how])
-                for i, row in enumerate(report.rows)
-                if how in row["critics"].get(name, {}).get("aggregations", {})
-            ]
-            draw(f"{name}@{how}", pairs, "--")
-    if not drawn:
-        return None
     base = sum(labels) / len(labels) if labels else 0
     axes.axhline(base, color="grey", linewidth=0.8, linestyle=":", label=f"chance ({base:.2f})")
     axes.set_xlabel("Recall (off track)")
@@ -639,3 +1139,37 @@ def plot_pr_curves(report: EvalReport, path: str | Path) -> Path | None:
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out)
     return out
+
+
+def plot_reliability_diagram(report: EvalReport, path: str | Path) -> Path | None:
+    """The reliability diagram beside the PR curve: raw and calibrated P(on track).
+
+    With a dev split it shows the held-out part (the calibration was fitted on the dev part);
+    without one, the raw scores on all the data only (an in-sample calibrated curve would
+    flatter it).
+
+    Returns:
+        The path written, or ``None`` when no critic has scores.
+    """
+    from inferact_langgraph.eval.reliability import plot_reliability
+
+    split = any(row["split"] == "held_out" for row in report.rows)
+    curves: dict[str, tuple[list[float], list[int]]] = {}
+    for name in report.critics:
+        entries = [
+            (row["critics"][name], 1 - row["label"])
+            for row in report.rows
+            if "score" in row["critics"].get(name, {}) and (not split or row["split"] == "held_out")
+        ]
+        if not entries:
+            continue
+        curves[f"{name} raw"] = ([e["score"] for e, _ in entries], [y for _, y in entries])
+        if split and all("calibrated_score" in e for e, _ in entries):
+            curves[f"{name} calibrated"] = (
+                [e["calibrated_score"] for e, _ in entries],
+                [y for _, y in entries],
+            )
+    title = "Reliability of P(on track), " + (
+        "held-out part (calibration fitted on the dev part)" if split else "all data, raw"
+    )
+    return plot_reliability(curves, path, title=title) if curves else None

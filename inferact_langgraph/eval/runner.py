@@ -53,6 +53,7 @@ __all__ = [
     "model_identity",
 ]
 
+
 def cache_key(
     critic: Critic, item: LabelledTrajectory, *, fingerprint: Mapping[str, Any] | None = None
 ) -> str:
