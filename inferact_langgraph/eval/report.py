@@ -338,6 +338,11 @@ def _summarise(
         )
     choice = choose(everything, "among the scored trajectories")
     summary.thresholds["paper"] = choice
+    if choice is not None and choice.critic_threshold == 1.0 and max(scores.values()) >= 1.0:
+        summary.notes.append(
+            "the best threshold flags every trajectory, even those scored 1.0, which a critic "
+            "(flag when score < threshold) cannot flag: threshold=1.0 leaves them unflagged"
+        )
     summary.metrics["paper"] = metrics_at(everything, choice.threshold) if choice else None
     if dev is not None and test is not None:
         dev_choice = choose(dev, "in the dev part")
