@@ -145,7 +145,7 @@ def main() -> None:
     import os
 
     lines = [
-        "# Evaluation harness throughput",
+        "## Evaluation harness throughput",
         "",
         "How fast `inferact eval` gets through the 90 HotPotQA trajectories of "
         "`tests/data` when the critic model answers after a fixed delay. The model is "
@@ -160,7 +160,7 @@ def main() -> None:
         f"- Command: `python bench/bench_eval_throughput.py --delay {args.delay} "
         f"--repeats {args.repeats}`",
         "",
-        f"## Throughput (InferAct: 3 calls a trajectory, {args.repeats} runs each)",
+        f"### Throughput (InferAct: 3 calls a trajectory, {args.repeats} runs each)",
         "",
         "InferAct makes one inference call, then the original- and reversed-order "
         "verification calls concurrently: two round trips, so the floor at concurrency 1 is "
@@ -178,7 +178,7 @@ def main() -> None:
         )
     lines += [
         "",
-        "## Cost per trajectory, by critic (concurrency 32)",
+        "### Cost per trajectory, by critic (concurrency 32)",
         "",
         "Tokens are estimated by the critics (about four characters a token) because the "
         "scripted model reports no usage; with a real provider the report shows its counts. "
@@ -201,9 +201,11 @@ def main() -> None:
         "evaluation make one call each.",
         "",
     ]
+    from bench_replay_eval import replace_block  # one doc, one block per script
+
     DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text("\n".join(lines))
-    print(f"wrote {DOC}")
+    replace_block(DOC, "throughput", "\n".join(lines))
+    print(f"wrote the throughput block of {DOC}")
 
 
 if __name__ == "__main__":

@@ -12,24 +12,25 @@ critic they belong to is skipped, saying so.
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from collections import defaultdict
 
 import pytest
-from conftest import ANSWERS, SHARED_DATA, read_jsonl
+from conftest import ANSWERS, ROOT, SHARED_DATA, read_jsonl
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from typer.testing import CliRunner
 
 from inferact_langgraph import critical, with_inferact
-from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, make_critic
-from inferact_langgraph.replay import ReplayChatModel, ReplayServer, Transcript
+from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.testing import ScriptedChatModel
 from inferact_langgraph.trajectory import Step
+
+sys.path.insert(0, str(ROOT / "bench"))
+import bench_replay_eval  # noqa: E402 - the script that writes docs/benchmarks-eval.md
 
 pytestmark = pytest.mark.filterwarnings("ignore:A test tried to use socket.socket:UserWarning")
 
@@ -64,34 +65,11 @@ def other_errors(report: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def replayed_cli(tmp_path_factory):
-    """`inferact eval` exactly as the transcript was recorded, through a loopback endpoint."""
-    out = tmp_path_factory.mktemp("replay") / "report"
-    transcript = Transcript.load(ANSWERS)
-    args = [
-        "eval",
-        "--data",
-        str(SHARED_DATA),
-        "--model",
-        "openai:recorded-model",
-        "--preset",
-        "hotpotqa",
-        "--concurrency",
-        "8",
-        "--max-retries",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        "--dev-split",
-        "0.5",
-        "--out",
-        str(out),
-    ]
-    for spec in CRITICS:
-        args += ["--critic", spec]
-    with ReplayServer(transcript) as server:
-        result = CliRunner().invoke(app, [*args, "--base-url", server.base_url, "--api-key", "k"])
-    report = json.loads((out / "report.json").read_text())
-    return result, report, transcript
+    """`inferact eval` exactly as the transcript was recorded, through a loopback endpoint.
+
+    The same run as ``bench/bench_replay_eval.py`` (which writes docs/benchmarks-eval.md).
+    """
+    return bench_replay_eval.run_replay(tmp_path_factory.mktemp("replay") / "report")
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
@@ -128,6 +106,17 @@ def test_every_recorded_request_was_asked_for_exactly(replayed_cli):
         pytest.skip(f"{len(transcript.stale)} stale requests (see the figure tests' output)")
     assert result.exit_code == 0, result.output
     assert transcript.served == 450 and transcript.unused() == []
+
+
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_the_docs_table_is_the_one_a_fresh_replay_renders(replayed_cli):
+    result, report, transcript = replayed_cli
+    committed = bench_replay_eval.block_in(bench_replay_eval.DOC, "replay")
+    assert committed is not None, "docs/benchmarks-eval.md lost its replay block"
+    fresh = bench_replay_eval.render(report, stale=len(transcript.stale)).rstrip()
+    assert committed == fresh, "run `python bench/bench_replay_eval.py` to regenerate it"
+    for spec, figures in RECORDED.items():
+        assert f"| **{figures['f1']}** | **{figures['auc_pr']}** |" in committed, spec
 
 
 def test_a_changed_prompt_is_named_with_its_trajectory_stage_and_diff(tmp_path):
