@@ -267,3 +267,29 @@ def test_cli_bad_tasks_is_a_usage_error(tmp_path) -> None:
     )
     assert result.exit_code == 2
     assert "out of range" in result.output
+
+
+def test_docs_trials_table_is_the_one_a_fresh_run_gives() -> None:
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    sys.path.insert(0, str(bench))
+    import bench_replay_eval
+    import bench_trials_doc
+
+    committed = bench_replay_eval.block_in(bench_trials_doc.DOC, bench_trials_doc.KEY)
+    assert committed is not None, "docs/trials.md lost its generated table"
+    fresh = bench_trials_doc.render(bench_trials_doc.run_all())
+    assert committed == fresh, "run `python bench/bench_trials_doc.py` to regenerate it"
+
+
+def test_trials_table_is_never_cut_when_piped(capsys) -> None:
+    from inferact_langgraph.eval.trials import render_trials
+
+    report = run_trials("hotpotqa", tasks=[0], critics=["inferact"], feedback="binary")
+    render_trials(report)  # stdout is captured: not a terminal
+    text = capsys.readouterr().out
+    assert "…" not in text
+    for needle in ("trial 1", "solved", "rejected", "missed", "post-execution (no critic)"):
+        assert needle in text

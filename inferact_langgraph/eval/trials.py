@@ -751,20 +751,22 @@ def run_trials(
 def render_trials(report: TrialsReport, console: Any = None) -> None:
     """Print the cumulative success table (Table 2 / Figure 4 style) and the labels."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    from inferact_langgraph.eval.report import output_console
+
+    console = console or output_console()
     title = (
         f"Cumulative success rate by trial, {report.env}, {report.feedback} feedback, "
         f"{len(report.tasks)} task(s), in %"
     )
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("method", no_wrap=True)
+    # overflow="fold": a narrow terminal wraps a value, never cuts it to "…"
+    table.add_column("method", overflow="fold")
     for k in range(1, report.max_trials + 1):
-        table.add_column(f"trial {k}", justify="right", no_wrap=True)
+        table.add_column(f"trial {k}", justify="right", overflow="fold")
     for col in ("solved", "flags", "rejected", "missed"):
-        table.add_column(col, justify="right", no_wrap=True)
+        table.add_column(col, justify="right", overflow="fold")
     for name, method in report.methods.items():
         counts = method.counts()
         label = f"{name} (no critic)" if method.kind == "upper_bound" else name
@@ -839,9 +841,9 @@ def trials_main(
     console: Any = None,
 ) -> TrialsReport:
     """The ``inferact trials`` command: build live models if asked, run, print, write."""
-    from rich.console import Console
+    from inferact_langgraph.eval.report import output_console
 
-    console = console or Console()
+    console = console or output_console()
     actor = critic = writer = None
     labels: dict[str, str] = {}
     if model or critic_model or feedback_model or base_url:
