@@ -24,7 +24,6 @@ import contextvars
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -32,7 +31,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from inferact_langgraph.calibration import Calibration, load_calibration
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
@@ -187,7 +185,7 @@ class Critic(ABC):
         budget: TokenBudget | None = DEFAULT_BUDGET,
         timeout: float | None = None,
         max_retries: int = 0,
-        calibration: Calibration | str | Path | None = None,
+        calibration: Any = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
@@ -202,6 +200,8 @@ class Critic(ABC):
         self.budget = budget
         self.timeout = timeout
         self.max_retries = max_retries
+        from inferact_langgraph.calibration import load_calibration
+
         self.calibration = load_calibration(calibration)
 
     # ------------------------------------------------------------------ public API
@@ -212,7 +212,7 @@ class Critic(ABC):
             CriticError: The model failed, timed out, or its answer could not be parsed.
         """
         self._check_input(trajectory)
-        return self._evaluate(trajectory, risk=risk)
+        return self.calibrated(self._evaluate(trajectory, risk=risk))
 
     async def aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> Verdict:
         """Judge the trajectory's pending action (async; never blocks the event loop).
@@ -221,27 +221,31 @@ class Critic(ABC):
             CriticError: The model failed, timed out, or its answer could not be parsed.
         """
         self._check_input(trajectory)
-        return await self._aevaluate(trajectory, risk=risk)
+        return self.calibrated(await self._aevaluate(trajectory, risk=risk))
+
+    def calibrated(self, verdict: Verdict) -> Verdict:
+        """``verdict`` with its score mapped by :attr:`calibration` (unchanged without one).
+
+        The raw score is kept in ``uncalibrated_score``; ``flagged`` compares the calibrated
+        score with the threshold.
+        """
+        if self.calibration is None or verdict.uncalibrated_score is not None:
+            return verdict
+        return verdict.model_copy(
+            update={"score": self.calibration(verdict.score), "uncalibrated_score": verdict.score}
+        )
 
     def is_risk_aware(self, risk: RiskLevel | None) -> bool:
         """Whether the risk-aware prompt addendum applies to a check at this risk level."""
         return self.risk_aware or risk == "high"
 
     def verdict(self, *, score: float, usage: Usage, **fields: Any) -> Verdict:
-        """Build a Verdict with this critic's name and threshold, clamping ``score``.
-
-        With a calibration, ``score`` is the calibrated probability and the raw one is kept in
-        ``uncalibrated_score``.
-        """
+        """Build a Verdict with this critic's name and threshold, clamping ``score``."""
         if score is None or (isinstance(score, float) and math.isnan(score)):
             raise CriticError(f"{self.name}: the model gave no usable probability")
-        value = min(1.0, max(0.0, float(score)))
-        if self.calibration is not None:
-            fields.setdefault("uncalibrated_score", value)
-            value = self.calibration(value)
         return Verdict(
             critic=self.name,
-            score=value,
+            score=min(1.0, max(0.0, float(score))),
             threshold=self.threshold,
             usage=usage,
             **fields,
