@@ -339,6 +339,9 @@ def test_cost_threshold_is_the_cheapest_of_every_possible_threshold(seed):
 def test_expensive_reviews_flag_nothing_and_bad_costs_are_errors():
     choice = cost_threshold([1, 0, 0, 0], [0.9, 0.1, 0.2, 0.3], cost_missed=1, cost_review=5)
     assert choice.critic_threshold == 0.0 and choice.reviewed == 0 and choice.missed == 1
+    report = _report([0.1, 0.8, 0.9, 0.7], [True, False, False, False], costs=(1, 100))
+    assert report.critics["c"].cost["choice"].critic_threshold == 0.0  # flags nothing
+    json.dumps(report.to_dict(), allow_nan=False, default=str)  # no Infinity in report.json
     with pytest.raises(ValueError, match="cost_review must be a positive number"):
         cost_threshold([1], [0.5], cost_missed=1, cost_review=0)
     with pytest.raises(ValueError, match="costs must be"):

@@ -215,7 +215,7 @@ class CriticSummary:
             "calibration_figures": self.calibration_figures,
             "cost": None
             if self.cost is None
-            else {**self.cost, "choice": asdict(self.cost["choice"])},
+            else {**self.cost, "choice": _cost_dict(self.cost["choice"])},
         }
 
 
@@ -375,6 +375,14 @@ def _summarise(
     return summary
 
 
+def _cost_dict(choice: CostChoice) -> dict[str, Any]:
+    """A cost choice as JSON data ("flag nothing" has no risk threshold: ``None``, not inf)."""
+    data = asdict(choice)
+    if not math.isfinite(data["threshold"]):
+        data["threshold"] = None
+    return data
+
+
 def _indices(part: Sequence[int] | None, scores: Mapping[int, float]) -> list[int]:
     return [i for i in (part if part is not None else sorted(scores)) if i in scores]
 
@@ -498,7 +506,7 @@ def _choose_cost(
         }
     if summary.calibration is not None:
         cal = summary.calibration
-        cost["calibrated_choice"] = asdict(
+        cost["calibrated_choice"] = _cost_dict(
             cost_threshold(
                 [labels[i] for i in chosen_on],
                 [1.0 - cal(scores[i]) for i in chosen_on],
