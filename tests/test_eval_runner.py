@@ -238,3 +238,21 @@ async def test_progress_bar_shows_running_cost(capsys):
     await runner.arun(data.items)
     err = capsys.readouterr().err
     assert "calls=12" in err and "tok_in=" in err
+
+
+def test_the_guard_and_the_eval_runner_share_one_verdict_cache(tmp_path):
+    from inferact_langgraph.cache import CachedCritic, VerdictCache
+
+    path = tmp_path / "verdicts.sqlite"
+    data = load_dataset(records(2))
+    critic = TableCritic(scores={"q0": 0.2, "q1": 0.8})
+    guard_side = CachedCritic(critic, cache=VerdictCache(path))
+    guard_side.evaluate(data.items[0].trajectory)  # the guard checked this one already
+    assert critic.calls == 1
+    runner = EvalRunner({"t": critic}, cache=path, progress=False)
+    results = asyncio.run(runner.arun(data.items))
+    assert runner.stats.cached == 1 and critic.calls == 2  # only the new one was checked
+    assert results["t"]["r0"].cached and results["t"]["r0"].verdict.score == 0.2
+    # ... and what the evaluation stored answers the guard without a check.
+    again = guard_side.evaluate(data.items[1].trajectory)
+    assert critic.calls == 2 and again.score == 0.8 and again.usage.model_calls == 0

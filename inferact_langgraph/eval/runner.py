@@ -1,10 +1,12 @@
 """Run critics over labelled trajectories: bounded concurrency, progress, a verdict cache.
 
 The cache stores *verdicts*, not model responses: a response cache would hand
-self-consistency one cached sample five times. A verdict is keyed by the critic's
+self-consistency one cached sample five times. It is the guard's verdict cache: a check is
+keyed exactly as :class:`~inferact_langgraph.cache.CachedCritic` keys it (the critic's
 configuration fingerprint, the model's identity, the risk level and the hash of what the
-critic sees (:func:`~inferact_langgraph.eval.datasets.trajectory_hash`), so an interrupted run
-resumes where it stopped and a re-run that only changes the metrics makes no model call.
+critic sees), so an interrupted run resumes where it stopped, a re-run that only changes the
+metrics makes no model call, and one :class:`~inferact_langgraph.cache.VerdictCache` file
+serves both the guard and the evaluation.
 Critic errors are recorded per trajectory (and not cached, so a re-run retries them).
 
 Example:
@@ -25,8 +27,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from inferact_langgraph.cache import (
-    CACHE_VERSION,
+    CachedCritic,
     VerdictCache,
     critic_fingerprint,
     model_identity,
@@ -55,24 +55,19 @@ __all__ = [
 
 
 def cache_key(
-    critic: Critic, item: LabelledTrajectory, *, fingerprint: Mapping[str, Any] | None = None
+    critic: Critic, item: LabelledTrajectory, *, keyer: CachedCritic | None = None
 ) -> str:
-    """The cache key of one check: critic fingerprint, model, risk and trajectory content.
+    """The cache key of one check: the key the guard's :class:`CachedCritic` gives it.
 
     Args:
         critic: The critic.
         item: The trajectory.
-        fingerprint: A precomputed :func:`critic_fingerprint` (the runner takes it once, at
-            the start of a run, so counters a critic keeps cannot change keys mid-run).
+        keyer: A :class:`CachedCritic` around ``critic`` made once (the runner makes one per
+            critic at the start of a run, so counters a critic keeps cannot change keys
+            mid-run).
     """
-    payload = {
-        "v": CACHE_VERSION,
-        "critic": fingerprint if fingerprint is not None else critic_fingerprint(critic),
-        "risk": item.risk,
-        "trajectory": item.content_hash,
-    }
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    keyer = keyer if keyer is not None else CachedCritic(critic)
+    return keyer.key(item.trajectory, item.risk)
 
 
 @dataclass
@@ -158,7 +153,7 @@ class EvalRunner:
     results: dict[str, dict[str, Outcome]] = field(default_factory=dict, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
     interrupted: bool = field(default=False, init=False)
-    _fingerprints: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _keyers: dict[str, CachedCritic] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.critics:
@@ -182,7 +177,7 @@ class EvalRunner:
         self.stats = RunStats(total=len(items) * len(self.critics))
         self.interrupted = False
         semaphore = asyncio.Semaphore(int(self.concurrency))
-        self._fingerprints = {name: critic_fingerprint(c) for name, c in self.critics.items()}
+        self._keyers = {name: CachedCritic(c) for name, c in self.critics.items()}
         bar = self._bar()
         started = time.perf_counter()
         tasks = [
@@ -220,11 +215,7 @@ class EvalRunner:
         bar: Any,
     ) -> None:
         cache = self.cache if isinstance(self.cache, VerdictCache) else None
-        key = (
-            cache_key(critic, item, fingerprint=self._fingerprints[name])
-            if cache is not None
-            else None
-        )
+        key = cache_key(critic, item, keyer=self._keyers[name]) if cache is not None else None
         outcome: Outcome | None = None
         if cache is not None and key is not None:
             hit = await cache.aget(key)
