@@ -413,3 +413,52 @@ def _answers():
     from conftest import ANSWERS
 
     return ANSWERS
+
+
+# --------------------------------------------------------------------------- dollars
+def test_dollar_cost_of_checks_from_langchain_communitys_price_table():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from langchain_community.callbacks.openai_info import (
+            TokenType,
+            get_openai_token_cost_for_model,
+        )
+
+    recs = [
+        {
+            "id": f"r{i}",
+            "task": f"q{i}",
+            "steps": [{"action": "Finish[x]"}],
+            "label": "incorrect" if i % 2 else "correct",
+        }
+        for i in range(4)
+    ]
+    data = load_dataset(recs)
+    usage = Usage(model_calls=3, input_tokens=2500, output_tokens=400)
+    results = {
+        "inferact": {
+            f"r{i}": Outcome(
+                "inferact",
+                f"r{i}",
+                Verdict(critic="inferact", score=0.2 + 0.2 * i, threshold=0.5, usage=usage),
+            )
+            for i in range(4)
+        }
+    }
+    report = build_report(data, results, meta={"model": "openai:gpt-4-turbo"})
+    expected = get_openai_token_cost_for_model("gpt-4-turbo", 4 * 2500) + (
+        get_openai_token_cost_for_model("gpt-4-turbo", 4 * 400, token_type=TokenType.COMPLETION)
+    )
+    assert report.critics["inferact"].dollars == pytest.approx(expected)
+    assert report.to_dict()["critics"]["inferact"]["usage"]["dollars"] == pytest.approx(expected)
+    text = _render(report)
+    assert f"{expected:.4f}" in text and "langchain-community" in text
+    local = build_report(
+        data, results, meta={"model": "openai:gpt-4-turbo", "base_url": "http://localhost:8000/v1"}
+    )
+    assert local.critics["inferact"].dollars is None  # a local server's price is not OpenAI's
+    assert "$ total" not in _render(local)
+    unknown = build_report(data, results, meta={"model": "anthropic:claude-x"})
+    assert unknown.critics["inferact"].dollars is None

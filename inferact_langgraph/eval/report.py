@@ -139,6 +139,8 @@ class CriticSummary:
             the cross-validated figures over all the data.
         cost: With costs: the threshold of lowest expected cost (on the dev part, else on
             all the data) and, with a dev split, its cost on the held-out part.
+        dollars: List-price cost of all the verdicts' tokens on the run's model, from
+            langchain-community's OpenAI price table (``None``: a model it does not price).
     """
 
     name: str
@@ -158,6 +160,7 @@ class CriticSummary:
     calibration: Calibration | None = None
     calibration_figures: dict[str, Any] | None = None
     cost: dict[str, Any] | None = None
+    dollars: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -201,6 +204,7 @@ class CriticSummary:
                     k: self.per_trajectory(k)
                     for k in ("model_calls", "input_tokens", "output_tokens")
                 },
+                "dollars": self.dollars,
             },
             "thresholds": {
                 k: (None if v is None else {**asdict(v), "score_threshold": v.score_threshold})
@@ -670,6 +674,15 @@ def build_report(
     if stats is not None:
         info["run"] = asdict(stats)
     info.update(meta or {})
+    from inferact_langgraph.eval.pricing import dollar_cost
+
+    for summary in summaries.values():
+        summary.dollars = dollar_cost(
+            info.get("model"),
+            input_tokens=summary.input_tokens,
+            output_tokens=summary.output_tokens,
+            base_url=info.get("base_url"),
+        )
     return EvalReport(critics=summaries, rows=rows, meta=info, interrupted=interrupted)
 
 
@@ -877,8 +890,19 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
         ),
         ("critic",),
     )
+    priced = any(s.dollars is not None for s in report.critics.values())
+    if priced:
+        usage.add_column("$ total", justify="right", overflow="fold")
+        usage.add_column("$/traj", justify="right", overflow="fold")
     for name, s in report.critics.items():
         per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
+        dollars = []
+        if priced:
+            dollars = (
+                ["—", "—"]
+                if s.dollars is None
+                else [f"{s.dollars:.4f}", f"{s.dollars / s.scored:.5f}" if s.scored else "—"]
+            )
         usage.add_row(
             name,
             str(s.checked),
@@ -886,8 +910,16 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
             str(s.cached),
             str(s.model_calls),
             *("—" if v is None else f"{v:.1f}" for v in per.values()),
+            *dollars,
         )
     console.print(usage)
+    if priced:
+        console.print(
+            f"[dim]$: list prices of {report.meta.get('model')} from langchain-community's "
+            "OpenAI price table, for every verdict's tokens (cached ones included: the cost "
+            "of a fresh run); tokens as the model reported them, else estimated at four "
+            "characters a token.[/dim]"
+        )
     _render_paste_lines(report, console)
     for name, s in report.critics.items():
         for note in s.notes:
