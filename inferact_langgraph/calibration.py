@@ -377,7 +377,7 @@ def fit_calibration(
                 for i in test:
                     predicted[i] = fitted(s[i])
             losses[candidate] = _log_loss(y, predicted)
-        chosen = min(METHODS, key=lambda m: (losses[m], METHODS.index(m)))
+        chosen = min(METHODS, key=lambda m: (losses[m], METHODS.index(m)))  # type: ignore[arg-type]
         details["selection"] = {"folds": k, "seed": seed, "held_out_log_loss": losses}
     fitted = _fit_one(chosen, s, y)
     return Calibration(fitted.method, fitted.params, details)

@@ -130,7 +130,7 @@ def best_threshold(y_true: Sequence[int], risk: Sequence[float]) -> ThresholdCho
     )
 
 
-def critic_threshold(risk: Sequence[float], risk_threshold: float) -> float:
+def critic_threshold(risk: Sequence[float] | np.ndarray, risk_threshold: float) -> float:
     """The critic-direction threshold that flags exactly what ``risk >= risk_threshold`` flags.
 
     A critic flags when ``score < threshold`` (``score = 1 - risk``). The value returned lies
@@ -331,7 +331,7 @@ def cost_metric(
     if not len(y_true) == len(flagged) == len(prices):
         raise ValueError("labels, flags and prices differ in length")
     missed = [i for i, (y, f) in enumerate(zip(y_true, flagged, strict=True)) if y == 1 and not f]
-    priced = [prices[i] for i in missed if prices[i] is not None]
+    priced = [float(p) for i in missed if (p := prices[i]) is not None]
     return CostResult(
         missed=len(missed),
         missed_price=float(sum(priced)) if priced else None,
@@ -418,6 +418,8 @@ def compute_metrics(
     pred = (r >= threshold).astype(int)
     both = len(np.unique(y)) == 2
     has_pos = bool(y.sum() > 0)
+    ap: float | None
+    trapezoid: float | None
     if has_pos:
         ap = float(average_precision_score(y, r))
         prec_curve, rec_curve, _ = precision_recall_curve(y, r)
@@ -439,7 +441,7 @@ def compute_metrics(
         auc_pr=ap,
         auc_pr_trapezoid=trapezoid,
         roc_auc=float(roc_auc_score(y, r)) if both else None,
-        ece=expected_calibration_error(y, r),
+        ece=expected_calibration_error(y.tolist(), r.tolist()),
         tp=int(((pred == 1) & (y == 1)).sum()),
         fp=int(((pred == 1) & (y == 0)).sum()),
         fn=int(((pred == 0) & (y == 1)).sum()),

@@ -120,7 +120,7 @@ def cross_validated_calibration(
         runs.append(calibration_figures(pooled.tolist(), y.tolist()))
 
     def spread(key: str) -> dict[str, float]:
-        values = [r[key] for r in runs if r[key] is not None]
+        values = [float(v) for r in runs if (v := r[key]) is not None]
         return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
 
     return {
@@ -174,7 +174,7 @@ def plot_reliability(
             xs.append(float(p[mask].mean()))
             ys.append(float(y[mask].mean()))
             sizes.append(int(mask.sum()))
-        ece = expected_calibration_error(1 - y, 1 - p)
+        ece = expected_calibration_error((1 - y).tolist(), (1 - p).tolist())
         style = "--" if "raw" in label else "-"
         axes.plot(
             xs,

@@ -367,7 +367,7 @@ def _summarise(
     )
     figures = metrics_at(everything, 0.0)  # threshold-free figures of the real scores
     summary.metrics["own"] = MetricSet(
-        **{
+        **{  # type: ignore[arg-type]
             **own.to_dict(),
             "threshold": None,
             "auc_pr": figures.auc_pr,
