@@ -262,7 +262,7 @@ def eval_command(
     labels = {"json": "report", "plot": "plot", "reliability": "reliability"}
     for kind, path in report.files.items():
         if path.exists():  # name only what this run wrote
-            label = labels.get(kind, kind)
+            label = labels.get(kind) or kind.replace("calibration:", "calibration of ")
             typer.echo(f"{label}: {path}")
     if report.interrupted:
         errors.print(

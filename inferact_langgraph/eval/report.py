@@ -271,17 +271,13 @@ class EvalReport:
         """
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
+        calibrations = self._write_calibrations(directory)  # report.json names the files
         written = {"json": directory / "report.json"}
-        for name, summary in self.critics.items():
-            if summary.calibration is not None:
-                path = directory / "calibration" / f"{_file_name(name)}.json"
-                written[f"calibration:{name}"] = summary.calibration.save(path)
-                if summary.calibration_figures is not None:
-                    summary.calibration_figures["file"] = str(path)
         written["json"].write_text(
             json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n",
             encoding="utf-8",
         )
+        written.update(calibrations)
         plots = {
             "plot": (directory / "pr_curves.png", plot_pr_curves),
             "reliability": (directory / "reliability.png", plot_reliability_diagram),
@@ -295,9 +291,15 @@ class EvalReport:
         self.files = dict(written)
         return written
 
-
-def _file_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "critic"
+    def _write_calibrations(self, directory: Path) -> dict[str, Path]:
+        written: dict[str, Path] = {}
+        for name, summary in self.critics.items():
+            if summary.calibration is not None:
+                path = directory / "calibration" / f"{_file_name(name)}.json"
+                written[f"calibration:{name}"] = summary.calibration.save(path)
+                if summary.calibration_figures is not None:
+                    summary.calibration_figures["file"] = str(path)
+        return written
 
 
 def _summarise(
@@ -377,6 +379,10 @@ def _summarise(
         }
     )
     return summary
+
+
+def _file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "critic"
 
 
 def _cost_dict(choice: CostChoice) -> dict[str, Any]:
