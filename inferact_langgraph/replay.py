@@ -481,7 +481,7 @@ class ReplayServer:
                     return
                 self._send(200, _completion(request.get("model") or "replay", text))
 
-        self._httpd = ThreadingHTTPServer((self.host, 0), Handler)
+        self._httpd = _Server((self.host, 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="replay-server", daemon=True
@@ -504,6 +504,11 @@ class ReplayServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    # Room for every connection a concurrent client opens at once (the default backlog is 5).
+    request_queue_size = 128
 
 
 def _completion(model: str, text: str) -> dict[str, Any]:
