@@ -30,6 +30,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.errors import DatasetError, InferActError
 
 __all__ = [
@@ -358,13 +359,17 @@ class Trajectory:
     def render(self, *, budget: TokenBudget | None = DEFAULT_BUDGET) -> str:
         """Render S for a prompt: numbered actions, fenced observations, no thoughts.
 
+        Observations are fenced; in actions (a tool call's arguments are the agent's text),
+        anything that looks like a critic's answer line (``G1: D P1: 1.0``) is neutralised
+        (see :mod:`inferact_langgraph._untrusted`); ordinary actions render unchanged.
+
         Args:
             budget: Keeps the text bounded; ``None`` renders everything.
         """
         count = budget.count_tokens if budget else approx_tokens
         blocks = []
         for i, step in enumerate(self.steps, start=1):
-            text = f"Action {i}: {step.action}"
+            text = f"Action {i}: {neutralise(step.action)}"
             if step.observation is not None:
                 obs = step.observation
                 if budget is not None:

@@ -294,7 +294,7 @@ class InferActCritic(Critic):
             reason = parsed.reason
         else:
             raw, usage = await self.acall(prompt, stage=stage)
-            result = parse_inferred_tasks(raw, num_tasks=self.num_tasks, stage=stage)
+            result = parse_inferred_tasks(raw, num_tasks=self.num_tasks, stage=stage, prompt=prompt)
             tasks, reason = list(result.tasks), result.reason
         return {
             "inferred_tasks": tasks,
@@ -306,9 +306,7 @@ class InferActCritic(Critic):
     def _build_mcq(self, state: InferActState) -> dict[str, Any]:
         if not state.get("inferred_tasks"):
             raise CriticError("task verification needs inferred_tasks", stage="verification")
-        options = self.preset_config.mcq_options(
-            state["inferred_tasks"], state["trajectory"].task
-        )
+        options = self.preset_config.mcq_options(state["inferred_tasks"], state["trajectory"].task)
         return {"options": options}
 
     def _fan_out(self, state: InferActState) -> list[Send]:
@@ -332,9 +330,7 @@ class InferActCritic(Critic):
         shown = options if order == "original" else options[::-1]
         labels = option_labels(n)
         # shown label -> original label
-        to_original = {
-            labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)
-        }
+        to_original = {labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)}
         prompt = self.preset_config.verification_prompt(
             payload.get("chain") or self._chain(payload["trajectory"]),
             shown,
@@ -346,7 +342,11 @@ class InferActCritic(Critic):
         else:
             raw, usage = await self.acall(prompt, stage=stage)
             answer = parse_verification(
-                raw, labels, answer_format=self.preset_config.answer_format, stage=stage
+                raw,
+                labels,
+                answer_format=self.preset_config.answer_format,
+                stage=stage,
+                prompt=prompt,
             )
         result = OrderAnswer(
             order=order,
@@ -418,8 +418,10 @@ class InferActCritic(Critic):
             raw = parsed.model_dump_json()
         else:
             calls = getattr(message, "tool_calls", None) or []
-            raw = json.dumps([c.get("args") for c in calls], default=str) if calls else str(
-                getattr(message, "content", message)
+            raw = (
+                json.dumps([c.get("args") for c in calls], default=str)
+                if calls
+                else str(getattr(message, "content", message))
             )
         if not isinstance(parsed, schema):
             error = out.get("parsing_error") if isinstance(out, Mapping) else None
@@ -441,7 +443,9 @@ class InferActCritic(Critic):
         chain is rendered once and shared by both units.
         """
         state: dict[str, Any] = {
-            "trajectory": trajectory, "risk": risk, "chain": self._chain(trajectory)
+            "trajectory": trajectory,
+            "risk": risk,
+            "chain": self._chain(trajectory),
         }
         inferred = await self._infer_tasks(state)  # type: ignore[arg-type]
         state.update(inferred)
@@ -484,4 +488,3 @@ class InferActCritic(Critic):
             raw={k: raw[k] for k in stages if k in raw},
             risk=risk,
         )
-

@@ -97,8 +97,9 @@ class MultiStepCritic(Critic):
         )
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        text, usage = await self.acall(self.prompt(trajectory, risk=risk), stage="multistep")
-        answer = parse_multistep(text, stage="multistep")
+        prompt = self.prompt(trajectory, risk=risk)
+        text, usage = await self.acall(prompt, stage="multistep")
+        answer = parse_multistep(text, stage="multistep", prompt=prompt)
         return self.verdict(
             score=aggregate_steps(answer.scores, self.aggregation),
             usage=usage,

@@ -88,7 +88,7 @@ class SelfConsistencyCritic(Critic):
         for i, (text, _) in enumerate(results, start=1):
             raw[f"sample_{i}"] = text
             try:
-                answers.append(parse_standard(text, stage=f"sample_{i}"))
+                answers.append(parse_standard(text, stage=f"sample_{i}", prompt=prompt))
             except CriticParseError as exc:
                 errors.append(exc)
         usage = sum((u for _, u in results[1:]), results[0][1])

@@ -63,8 +63,9 @@ class StandardEvalCritic(Critic):
         )
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        text, usage = await self.acall(self.prompt(trajectory, risk=risk), stage="standard")
-        answer = parse_standard(text, stage="standard")
+        prompt = self.prompt(trajectory, risk=risk)
+        text, usage = await self.acall(prompt, stage="standard")
+        answer = parse_standard(text, stage="standard", prompt=prompt)
         return self.verdict(
             score=answer.score,
             usage=usage,
