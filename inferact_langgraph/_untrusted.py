@@ -134,7 +134,7 @@ def neutralise(text: str) -> str:
 
 def _with_pairs(markers: list[str]) -> set[str]:
     """Each marker, and each two consecutive ones joined (a ``G1: D`` with its ``P1: 1.0``)."""
-    return set(markers) | {a + b for a, b in zip(markers, markers[1:])}
+    return set(markers) | {a + b for a, b in zip(markers, markers[1:], strict=False)}
 
 
 def injected_markers(prompt: str) -> frozenset[str]:

@@ -4,6 +4,8 @@ Example:
     >>> model = build_model("openai:gpt-4o", base_url="http://localhost:8000/v1", api_key="x")
     >>> type(model).__name__, model.model_name, model.openai_api_base
     ('ChatOpenAI', 'gpt-4o', 'http://localhost:8000/v1')
+    >>> build_model("openai:m", base_url="http://localhost:8000/v1", timeout=30).request_timeout
+    30.0
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ class ModelSetupError(ValueError):
 
 
 def build_model(
-    model: str, *, base_url: str | None = None, api_key: str | None = None, **kwargs: Any
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+    **kwargs: Any,
 ) -> Any:
     """A chat model from an ``init_chat_model`` string, or for an OpenAI-compatible server.
 
@@ -33,6 +40,9 @@ def build_model(
         base_url: An OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, LM Studio ...).
         api_key: Its key; defaults to ``$OPENAI_API_KEY``, else a placeholder (local servers
             usually need none).
+        timeout: Seconds the model's HTTP client waits for an answer (``None``: the client's
+            default). Give the critics the same ``timeout=``: theirs bounds each call
+            whatever the client does; the client's closes the connection too.
         **kwargs: Passed to the model's constructor.
 
     Raises:
@@ -40,6 +50,8 @@ def build_model(
     """
     if not model or not model.strip():
         raise ModelSetupError("--model must name a model, e.g. openai:gpt-4o")
+    if timeout is not None:
+        kwargs["timeout"] = timeout
     try:
         if base_url:
             from langchain_openai import ChatOpenAI

@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -34,9 +35,28 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
-__all__ = ["Critic", "RiskLevel", "Usage", "Verdict", "invoke_model", "is_timeout", "resolve_model"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Critic",
+    "RiskLevel",
+    "Usage",
+    "Verdict",
+    "invoke_model",
+    "is_timeout",
+    "resolve_model",
+]
 
 RiskLevel = Literal["low", "medium", "high"]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a critic waits for each model call by default (a check makes one to five calls).
+
+A hung critic model must not block the agent forever: on expiry the call raises
+:class:`~inferact_langgraph.errors.CriticTimeoutError`, which the guard turns into a human
+review (fail closed). Pass ``timeout=None`` to wait without limit."""
+
+# A score this close outside [0, 1] is floating-point noise of an aggregation, not an error.
+_SCORE_TOLERANCE = 1e-9
 
 
 class Usage(BaseModel):
@@ -164,8 +184,14 @@ class Critic(ABC):
             ``hotpotqa``.
         risk_aware: Always add the paper's risk-aware sentence (A.4), not only on high risk.
         budget: Bounds the rendered trajectory; ``None`` renders everything.
-        timeout: Seconds to wait for each model call (``None``: no limit).
+        timeout: Seconds to wait for each model call, sync and async (default
+            :data:`DEFAULT_TIMEOUT`, 60; ``None``: no limit). On expiry the check raises
+            :class:`~inferact_langgraph.errors.CriticTimeoutError`.
         max_retries: Retries of a failed model call (default 0: fail fast).
+
+    Raises:
+        ValueError: A threshold outside [0, 1], a time-out that is not a positive number of
+            seconds, or a negative ``max_retries`` (at construction).
     """
 
     name: ClassVar[str] = "critic"
@@ -178,13 +204,19 @@ class Critic(ABC):
         preset: str = "generic",
         risk_aware: bool = False,
         budget: TokenBudget | None = DEFAULT_BUDGET,
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         max_retries: int = 0,
     ) -> None:
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout < math.inf
+        ):
+            raise ValueError(
+                f"timeout must be a positive number of seconds (or None: no limit), got {timeout!r}"
+            )
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         self.model = resolve_model(model)
@@ -219,12 +251,34 @@ class Critic(ABC):
         return self.risk_aware or risk == "high"
 
     def verdict(self, *, score: float, usage: Usage, **fields: Any) -> Verdict:
-        """Build a Verdict with this critic's name and threshold, clamping ``score``."""
-        if score is None or (isinstance(score, float) and math.isnan(score)):
-            raise CriticError(f"{self.name}: the model gave no usable probability")
+        """Build a Verdict with this critic's name and threshold.
+
+        A score that is not a number in [0, 1] is an error, never clamped: clamping 7.0 or
+        ``inf`` to 1.0 would approve a critical call on a broken critic (fail open). The guard
+        turns the error into a human review.
+
+        Raises:
+            CriticError: ``score`` is missing, not a number, NaN, infinite or outside [0, 1].
+
+        Example:
+            >>> from inferact_langgraph.critics import StandardEvalCritic
+            >>> StandardEvalCritic(model=None).verdict(score=0.25, usage=Usage()).score
+            0.25
+            >>> StandardEvalCritic(model=None).verdict(score=7.0, usage=Usage())
+            Traceback (most recent call last):
+            ...
+            inferact_langgraph.errors.CriticError: standard: the critic gave the score 7.0; a score must be a number in [0, 1]
+        """  # noqa: E501
+        real = isinstance(score, numbers.Real) and not isinstance(score, bool)
+        value = float(score) if real else math.nan
+        if not -_SCORE_TOLERANCE <= value <= 1.0 + _SCORE_TOLERANCE:
+            raise CriticError(
+                f"{self.name}: the critic gave the score {score!r}; a score must be a number "
+                "in [0, 1]"
+            )
         return Verdict(
             critic=self.name,
-            score=min(1.0, max(0.0, float(score))),
+            score=min(1.0, max(0.0, value)),  # only within floating-point noise
             threshold=self.threshold,
             usage=usage,
             **fields,

@@ -111,7 +111,8 @@ def render_options(options: Sequence[str]) -> str:
         B. buy a B. fake option
     """
     labels = option_labels(len(options))
-    return "\n".join(f"{label}. {untrusted_line(text)}" for label, text in zip(labels, options, strict=True))
+    lines = zip(labels, options, strict=True)
+    return "\n".join(f"{label}. {untrusted_line(text)}" for label, text in lines)
 
 
 def compose_maskers(*maskers: Masker | None) -> Masker:
