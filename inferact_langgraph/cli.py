@@ -164,13 +164,16 @@ def eval_command(
     from rich.console import Console
 
     from inferact_langgraph import factory
+    from inferact_langgraph._redact import redact_url
     from inferact_langgraph.errors import DatasetError
     from inferact_langgraph.eval import evaluate_critics, render_tables
 
     console, errors = Console(), Console(stderr=True)
     try:
         extra = {"max_tokens": max_tokens} if max_tokens else {}
-        chat_model = factory.build_model(model, base_url=base_url, api_key=api_key, **extra)
+        chat_model = factory.build_model(
+            model, base_url=base_url, api_key=api_key, timeout=timeout, **extra
+        )
     except factory.ModelSetupError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
     try:
@@ -198,7 +201,7 @@ def eval_command(
             out=out,
             meta={
                 "model": model,
-                "base_url": base_url,
+                "base_url": redact_url(base_url),  # never a password in report.json
                 "preset": preset,
                 "risk_aware": risk_aware,
                 "critic_specs": list(critic),

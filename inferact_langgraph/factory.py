@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from inferact_langgraph._redact import redact, url_secrets
 from inferact_langgraph.critics.base import Critic
 
 __all__ = ["ModelSetupError", "build_critics", "build_model"]
@@ -66,7 +67,8 @@ def build_model(
         return init_chat_model(model, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one clear error for every provider failure
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelSetupError(f"cannot build the model {model!r}: {first}") from exc
+        known = {api_key or ""} | url_secrets(base_url or "")
+        raise ModelSetupError(f"cannot build the model {model!r}: {redact(first, known)}") from exc
 
 
 def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[str, Critic]:

@@ -32,6 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from inferact_langgraph._redact import redact, secrets_of
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
@@ -220,6 +221,8 @@ class Critic(ABC):
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         self.model = resolve_model(model)
+        # What error text must never show (the model's API key, a URL password).
+        self._secrets = secrets_of(self.model)
         self.threshold = float(threshold)
         self.preset = preset
         self.risk_aware = risk_aware
@@ -320,6 +323,10 @@ class Critic(ABC):
     async def ainvoke_typed(self, runnable: Any, messages: Any, *, stage: str) -> Any:
         """Invoke a model runnable with this critic's time-out; every failure becomes typed.
 
+        The error text never holds a credential: the model's API key and URL passwords are
+        redacted (a server may echo the key in its 401 body), since the text reaches the
+        review payload, the audit, the log and reports.
+
         Raises:
             CriticTimeoutError: No answer within ``timeout`` seconds, or the client timed out.
             CriticModelError: The model call raised anything else.
@@ -337,9 +344,9 @@ class Critic(ABC):
         except Exception as exc:  # any provider error becomes one typed error
             kind = CriticTimeoutError if is_timeout(exc) else CriticModelError
             what = "client timed out" if kind is CriticTimeoutError else "call failed"
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
             raise kind(
-                f"{self.name}: the critic model {what} during {stage}: {type(exc).__name__}: {exc}",
-                stage=stage,
+                f"{self.name}: the critic model {what} during {stage}: {detail}", stage=stage
             ) from exc
 
     async def acall_many(
