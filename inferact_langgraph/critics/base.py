@@ -93,6 +93,10 @@ class Verdict(BaseModel):
         inferred_tasks: InferAct's inferred tasks (empty for the baselines).
         options: The MCQ options in the original order (InferAct only).
         option_probs: Mean probability per original option label, e.g. ``{"D": 0.4}``.
+        order_probs: InferAct only: the probability per *original* option label in each
+            option order, ``{"original": {"A": 0.1, ...}, "reversed": {"A": 0.0, ...}}``
+            (a label the model did not rate in an order counts 0 there, as in the mean).
+            Empty for critics without option orders.
         step_scores: Per-step probabilities (multi-step evaluation).
         justification: The critic model's justification, as written.
         raw: Raw model outputs by stage (``"inference"``, ``"verification_original"`` ...).
@@ -108,6 +112,7 @@ class Verdict(BaseModel):
     inferred_tasks: list[str] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list)
     option_probs: dict[str, float] = Field(default_factory=dict)
+    order_probs: dict[str, dict[str, float]] = Field(default_factory=dict)
     step_scores: list[float] = Field(default_factory=list)
     justification: str = ""
     raw: dict[str, str] = Field(default_factory=dict)

@@ -203,7 +203,9 @@ class InferActCritic(Critic):
 
     The verdict's ``score`` is p(t*), averaged over the original and the reversed option order;
     an option missing from one answer counts 0 in that order. ``option_probs`` holds the same
-    mean for every original label, ``raw`` the three answers (``inference``,
+    mean for every original label, ``order_probs`` the two orders' probabilities behind it
+    (``{"original": {...}, "reversed": {...}}``, by original label), ``raw`` the three answers
+    (``inference``,
     ``verification_original``, ``verification_reversed``), ``usage`` their summed cost.
 
     Example:
@@ -478,12 +480,20 @@ class InferActCritic(Critic):
             raise CriticError(f"{self.name}: the check produced no score", stage="verification")
         stages = ["inference", "verification_original", "verification_reversed"]
         raw = state.get("raw", {})
+        labels = option_labels(len(state.get("options", [])))
+        answers = state.get("answers", {})
+        order_probs = {
+            order: {label: answers[order].probs.get(label, 0.0) for label in labels}
+            for order in ORDERS
+            if order in answers
+        }
         return self.verdict(
             score=score,
             usage=usage,
             inferred_tasks=list(state.get("inferred_tasks", [])),
             options=list(state.get("options", [])),
             option_probs=dict(state.get("option_probs", {})),
+            order_probs=order_probs,
             justification=state.get("justification", ""),
             raw={k: raw[k] for k in stages if k in raw},
             risk=risk,
