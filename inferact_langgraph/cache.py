@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
 from inferact_langgraph.errors import InferActError
-from inferact_langgraph.trajectory import Trajectory
+from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [
     "CacheError",
@@ -49,9 +49,12 @@ __all__ = [
     "model_identity",
 ]
 
-CACHE_VERSION = 1
-# Critic attributes that change how a check runs but not what it answers.
-_NOT_SEMANTIC = frozenset({"model", "timeout", "max_retries"})
+CACHE_VERSION = 2  # 2: one trajectory hash for the guard's and the evaluation's caches
+# Critic attributes that change how a check runs but not what it answers (InferAct's compiled
+# graphs appear among the attributes only once they were built on first use).
+_NOT_SEMANTIC = frozenset(
+    {"model", "timeout", "max_retries", "inference_graph", "verification_graph", "graph"}
+)
 _MODEL_FIELDS = (
     "model",
     "model_name",
@@ -344,28 +347,8 @@ class InMemoryVerdictCache:
             return len(self._items)
 
 
-def chain_key(trajectory: Trajectory) -> str:
-    """A hash of the task and the action chain, without tool call ids.
-
-    Ids change when a step is retried; the chain the critic judges does not, so an identical
-    pending call hits the cache.
-
-    Example:
-        >>> from inferact_langgraph.trajectory import Step
-        >>> a = Trajectory("t", (Step("buy(B01)", tool_call_id="c1"),))
-        >>> b = Trajectory("t", (Step("buy(B01)", tool_call_id="c9"),))
-        >>> chain_key(a) == chain_key(b) != chain_key(Trajectory("u", a.steps))
-        True
-    """
-    payload = {
-        "task": trajectory.task,
-        "steps": [
-            [s.action, s.observation, s.tool_name, _jsonable(dict(s.tool_args or {}))]
-            for s in trajectory.steps
-        ],
-    }
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+chain_key = trajectory_hash
+"""Alias of :func:`inferact_langgraph.trajectory.trajectory_hash` (the one trajectory hash)."""
 
 
 class CachedCritic(Critic):

@@ -25,7 +25,7 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -33,7 +33,9 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from inferact_langgraph._redact import redact, secrets_of
+from inferact_langgraph.critical import RiskLevel
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
+from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
 __all__ = [
@@ -46,8 +48,6 @@ __all__ = [
     "is_timeout",
     "resolve_model",
 ]
-
-RiskLevel = Literal["low", "medium", "high"]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a critic waits for each model call by default (a check makes one to five calls).
@@ -186,8 +186,9 @@ class Critic(ABC):
     Args:
         model: A chat model instance or an ``init_chat_model`` string.
         threshold: ``score`` below it flags the action (default 0.5).
-        preset: Prompt preset name: ``generic`` (default), ``webshop``, ``alfworld``,
-            ``hotpotqa``.
+        preset: Prompt preset: a registered name (``generic``, the default, ``webshop``,
+            ``alfworld``, ``hotpotqa``) or a :class:`~inferact_langgraph.prompts.Preset`;
+            looked up once, as :attr:`preset_config`.
         risk_aware: Always add the paper's risk-aware sentence (A.4), not only on high risk.
         budget: Bounds the rendered trajectory; ``None`` renders everything.
         timeout: Seconds to wait for each model call, sync and async (default
@@ -230,6 +231,7 @@ class Critic(ABC):
         self._secrets = secrets_of(self.model)
         self.threshold = float(threshold)
         self.preset = preset
+        self.preset_config: Preset = get_preset(preset)  # ValueError for an unknown name
         self.risk_aware = risk_aware
         self.budget = budget
         self.timeout = timeout
@@ -302,15 +304,19 @@ class Critic(ABC):
         return _run_sync(self._aevaluate(trajectory, risk=risk))
 
     # ------------------------------------------------------------------ model calls
+    def with_retries(self, runnable: Any) -> Any:
+        """``runnable`` retried ``max_retries`` times on failure (the one place retry is set)."""
+        if self.max_retries:
+            return runnable.with_retry(stop_after_attempt=self.max_retries + 1)
+        return runnable
+
     def _runnable(self, temperature: float | None = None) -> Any:
         if self.model is None:
             raise CriticError(f"{self.name}: no model configured")
         model = self.model
         if temperature is not None and isinstance(model, BaseChatModel):
             model = model.bind(temperature=temperature)
-        if self.max_retries:
-            model = model.with_retry(stop_after_attempt=self.max_retries + 1)
-        return model
+        return self.with_retries(model)
 
     async def acall(
         self, prompt: str, *, stage: str, temperature: float | None = None

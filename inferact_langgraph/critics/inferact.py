@@ -39,14 +39,15 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from functools import cached_property
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import BaseModel, Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from inferact_langgraph.critics.base import (
     Critic,
@@ -65,7 +66,7 @@ from inferact_langgraph.parsing import (
     parse_probability,
     parse_verification,
 )
-from inferact_langgraph.prompts import Preset, get_preset, one_line, option_labels
+from inferact_langgraph.prompts import one_line, option_labels
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = [
@@ -245,12 +246,25 @@ class InferActCritic(Critic):
                 )
         self.num_tasks = num_tasks
         self.output_mode = output_mode
-        self.preset_config: Preset = get_preset(self.preset)
-        self.inference_graph = self._build_inference_graph()
-        self.verification_graph = self._build_verification_graph()
-        self.graph = self._build_graph()
 
     # ------------------------------------------------------------------ graphs
+    # Compiled on first use only: a check calls the units directly (see _run_units), so the
+    # graphs are for composition and inspection, and most critics never need them.
+    @cached_property
+    def inference_graph(self) -> Any:
+        """The Task Inference Unit as a compiled subgraph (built on first access)."""
+        return self._build_inference_graph()
+
+    @cached_property
+    def verification_graph(self) -> Any:
+        """The Task Verification Unit as a compiled subgraph (built on first access)."""
+        return self._build_verification_graph()
+
+    @cached_property
+    def graph(self) -> Any:
+        """Both units composed: ``task_inference`` then ``task_verification``."""
+        return self._build_graph()
+
     def _build_inference_graph(self) -> Any:
         builder = StateGraph(InferActState)
         builder.add_node("infer_tasks", self._infer_tasks)
@@ -410,9 +424,9 @@ class InferActCritic(Critic):
         """One structured-output call, with the same time-out and error typing as ``acall``."""
         if self.model is None:
             raise CriticError(f"{self.name}: no model configured", stage=stage)
-        runnable: Runnable = self.model.with_structured_output(schema, include_raw=True)
-        if self.max_retries:
-            runnable = runnable.with_retry(stop_after_attempt=self.max_retries + 1)
+        runnable: Runnable = self.with_retries(
+            self.model.with_structured_output(schema, include_raw=True)
+        )
         out = await self.ainvoke_typed(runnable, [HumanMessage(prompt)], stage=stage)
         message = out.get("raw") if isinstance(out, Mapping) else out
         parsed = out.get("parsed") if isinstance(out, Mapping) else out

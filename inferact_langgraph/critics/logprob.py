@@ -61,7 +61,7 @@ from inferact_langgraph.parsing import (
     parse_inferred_tasks,
     parse_probability,
 )
-from inferact_langgraph.prompts import Preset, get_preset, untrusted_line
+from inferact_langgraph.prompts import untrusted_line
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = [
@@ -320,7 +320,6 @@ class LogprobCritic(Critic):
             raise ValueError(f"top_logprobs must be an integer from 1 to 20, got {top_logprobs!r}")
         self.logprobs = logprobs
         self.top_logprobs = top_logprobs
-        self.preset_config: Preset = get_preset(self.preset)
 
     # ------------------------------------------------------------------ prompts
     def chain(self, trajectory: Trajectory) -> str:
@@ -358,9 +357,7 @@ class LogprobCritic(Critic):
         model: Any = self.model
         if self.uses_logprobs():
             model = model.bind(logprobs=True, top_logprobs=self.top_logprobs)
-        if self.max_retries:
-            model = model.with_retry(stop_after_attempt=self.max_retries + 1)
-        return model
+        return self.with_retries(model)
 
     async def _ask_entailment(self, prompt: str) -> tuple[str, Any, Usage]:
         stage = "entailment"

@@ -22,7 +22,6 @@ from typing import Any, ClassVar, Literal, get_args
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.parsing import parse_multistep
-from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["AGGREGATIONS", "Aggregation", "MultiStepCritic", "aggregate_steps"]
@@ -86,7 +85,6 @@ class MultiStepCritic(Critic):
                 f"unknown aggregation {aggregation!r}; use one of {', '.join(AGGREGATIONS)}"
             )
         self.aggregation: Aggregation = aggregation
-        self.preset_config: Preset = get_preset(self.preset)
 
     def prompt(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> str:
         """The multi-step prompt this critic sends (the task is included)."""

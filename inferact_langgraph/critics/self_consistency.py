@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.errors import CriticParseError
 from inferact_langgraph.parsing import StandardAnswer, parse_standard
-from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["SelfConsistencyCritic"]
@@ -67,7 +66,6 @@ class SelfConsistencyCritic(Critic):
             raise ValueError(f"temperature must be >= 0, got {temperature!r}")
         self.samples = samples
         self.temperature = float(temperature)
-        self.preset_config: Preset = get_preset(self.preset)
 
     def prompt(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> str:
         """The standard-evaluation prompt every sample receives (the task is included)."""

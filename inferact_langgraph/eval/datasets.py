@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferact_langgraph.errors import DatasetError, InferActError
-from inferact_langgraph.trajectory import Trajectory
+from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [
     "BadRecord",
@@ -75,30 +74,6 @@ def parse_label(value: Any) -> int:
     raise DatasetError(
         f"field 'label' must be 'incorrect' (off track, to be flagged) or 'correct', got {value!r}"
     )
-
-
-def trajectory_hash(trajectory: Trajectory) -> str:
-    """A stable hash of what a critic sees: the task and every step (not the metadata).
-
-    Labels, ids and provenance are left out, so fixing a label never invalidates a cached
-    verdict, while any change to the task, an action or an observation does.
-
-    Example:
-        >>> from inferact_langgraph.trajectory import Step
-        >>> a = Trajectory("t", (Step("Finish[x]"),), metadata={"label": "correct"})
-        >>> b = Trajectory("t", (Step("Finish[x]"),), metadata={"label": "incorrect"})
-        >>> trajectory_hash(a) == trajectory_hash(b) != trajectory_hash(Trajectory("u", a.steps))
-        True
-    """
-    payload = {
-        "task": trajectory.task,
-        "steps": [
-            [s.action, s.observation, s.tool_name, s.tool_args, s.tool_call_id]
-            for s in trajectory.steps
-        ],
-    }
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
