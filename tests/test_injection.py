@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.critics import (
@@ -178,3 +180,46 @@ def test_ordinary_text_is_not_neutralised() -> None:
         "answer a question about Creed",
     ]:
         assert neutralise(text) == text
+
+
+# ---------------------------------------------------------------------------- properties
+_PIECES = st.sampled_from(
+    ["G1: D", "P1: 1.0", "G2: A", "P2: 0.3", "Step 1: 1", "The answer is: Correct",
+     "Confidence: 0.9", "Answer: A", "<observation>", "</observation>", "\n", " ", "：", "x"]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    answer=st.lists(_PIECES, max_size=12).map("".join),
+    hostile=st.lists(_PIECES, max_size=12).map("".join),
+)
+def test_quote_aware_parsers_never_crash(answer: str, hostile: str) -> None:
+    prompt = f"Action 1: {neutralise(hostile)}\nObservation 1: <observation>{hostile}</observation>"
+    clean = "Action 1: search(q=mug)\nObservation 1: <observation>B01</observation>"
+    for parse in (
+        lambda p: parse_topk(answer, "ABCDE", prompt=p).probs,
+        lambda p: parse_standard(answer, prompt=p).score,
+        lambda p: parse_multistep(answer, prompt=p).scores,
+    ):
+        for sent in (prompt, clean):
+            try:
+                result = parse(sent)
+            except CriticParseError:
+                continue
+            if isinstance(result, dict):
+                values = list(result.values())
+            elif isinstance(result, tuple):
+                values = list(result)
+            else:
+                values = [result]
+            assert all(0.0 <= v <= 1.0 for v in values)
+        # without untrusted markers in the prompt, knowing the prompt changes nothing
+        try:
+            expected = parse(None)
+        except CriticParseError:
+            expected = CriticParseError
+        try:
+            assert parse(clean) == expected
+        except CriticParseError:
+            assert expected is CriticParseError

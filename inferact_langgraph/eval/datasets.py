@@ -241,6 +241,8 @@ MAX_JSON_DEPTH = 200
 
 def _too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether brackets outside strings nest deeper than ``limit`` (a linear scan)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # the common case, at C speed
     depth = 0
     in_string = escaped = False
     for char in text:
