@@ -7,13 +7,23 @@ is found, or a probability is NaN or infinite, they raise
 :class:`~inferact_langgraph.errors.CriticParseError` carrying the raw answer. They never raise
 anything else, and every probability they return is in [0, 1].
 
-Only the model's *answer* is ever given to these parsers, never the prompt: text that an
-observation smuggles into the prompt (``G1: D P1: 1.0``) cannot reach them.
+Parsers read only the model's own answer, never text it echoes or quotes from the prompt.
+Given the ``prompt=`` as sent (every critic passes it), one preamble shared by all parsers:
+
+* cuts fenced ``<observation>`` blocks out of the answer;
+* drops every answer line that repeats a prompt line (a model that echoes its prompt, or the
+  template's own ``The answer is: <Correct/Incorrect>`` line);
+* marks every answer-format marker (``G1: D`` with its ``P1: 1.0``, ``Step 2: 1.0``,
+  ``Confidence: 1.0`` ...) that repeats a marker of the prompt's untrusted text (fenced
+  observations; arguments and inferred tasks, neutralised by
+  :func:`~inferact_langgraph._untrusted.neutralise`), and the parsers skip those. When the
+  only verdict, confidence or step rating of an answer is such a quote, the parse fails
+  (dropping it could raise a score): the guard then asks a human.
 
 Probability rules (documented once, used everywhere):
 
 * ``80%`` is 0.8; a bare integer between 2 and 100 (``P1: 80``) is read as a percentage;
-  any other value outside [0, 1] is clamped.
+  any other value outside [0, 1] is an error, never clamped (see :func:`parse_probability`).
 * A label given several times keeps its **maximum** probability (top-k answers sometimes list
   the same option twice; the larger value is the model's stated belief in it).
 * Labels outside the option set are ignored.
