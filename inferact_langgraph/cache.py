@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
-from inferact_langgraph.trajectory import Trajectory
+from inferact_langgraph.errors import InferActError
+from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [
+    "CacheError",
     "CachedCritic",
     "InMemoryVerdictCache",
     "VerdictCache",
@@ -47,9 +49,12 @@ __all__ = [
     "model_identity",
 ]
 
-CACHE_VERSION = 1
-# Critic attributes that change how a check runs but not what it answers.
-_NOT_SEMANTIC = frozenset({"model", "timeout", "max_retries"})
+CACHE_VERSION = 2  # 2: one trajectory hash for the guard's and the evaluation's caches
+# Critic attributes that change how a check runs but not what it answers (InferAct's compiled
+# graphs appear among the attributes only once they were built on first use).
+_NOT_SEMANTIC = frozenset(
+    {"model", "timeout", "max_retries", "inference_graph", "verification_graph", "graph"}
+)
 _MODEL_FIELDS = (
     "model",
     "model_name",
@@ -170,6 +175,20 @@ def critic_fingerprint(critic: Critic) -> dict[str, Any]:
     return fingerprint
 
 
+class CacheError(InferActError, ValueError):
+    """A verdict cache file cannot be used: not SQLite, not writable, or its folder is missing.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> _ = open(path, "w").write("not a database" * 100)
+        >>> VerdictCache(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.cache.CacheError: ...notes.txt is not a SQLite verdict cache ...
+    """
+
+
 class VerdictCache:
     """Verdicts in a SQLite file, written as soon as each check finishes.
 
@@ -178,6 +197,9 @@ class VerdictCache:
 
     Args:
         path: The SQLite file (created with its parent directory if missing).
+
+    Raises:
+        CacheError: The file is not a SQLite database, or cannot be created or written.
 
     Example:
         >>> import tempfile, os
@@ -191,18 +213,39 @@ class VerdictCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts ("
-                " key TEXT PRIMARY KEY, critic TEXT NOT NULL, verdict TEXT NOT NULL,"
-                " created REAL NOT NULL)"
-            )
-            self._conn.commit()
+        if self.path.is_dir():
+            raise CacheError(f"{self.path} is a directory; give a file path for the cache")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(
+                f"cannot create the folder {self.path.parent} for the verdict cache: "
+                f"{exc.strerror or exc}"
+            ) from None
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise CacheError(f"cannot open the verdict cache {self.path}: {exc}") from None
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS verdicts ("
+                    " key TEXT PRIMARY KEY, critic TEXT NOT NULL, verdict TEXT NOT NULL,"
+                    " created REAL NOT NULL)"
+                )
+                self._conn.commit()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            reason = str(exc)
+            if "not a database" in reason or "malformed" in reason:
+                raise CacheError(
+                    f"{self.path} is not a SQLite verdict cache ({reason}); give another "
+                    "path or remove the file"
+                ) from None
+            raise CacheError(f"cannot use the verdict cache {self.path}: {reason}") from None
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict for ``key``, or ``None``."""
@@ -304,28 +347,8 @@ class InMemoryVerdictCache:
             return len(self._items)
 
 
-def chain_key(trajectory: Trajectory) -> str:
-    """A hash of the task and the action chain, without tool call ids.
-
-    Ids change when a step is retried; the chain the critic judges does not, so an identical
-    pending call hits the cache.
-
-    Example:
-        >>> from inferact_langgraph.trajectory import Step
-        >>> a = Trajectory("t", (Step("buy(B01)", tool_call_id="c1"),))
-        >>> b = Trajectory("t", (Step("buy(B01)", tool_call_id="c9"),))
-        >>> chain_key(a) == chain_key(b) != chain_key(Trajectory("u", a.steps))
-        True
-    """
-    payload = {
-        "task": trajectory.task,
-        "steps": [
-            [s.action, s.observation, s.tool_name, _jsonable(dict(s.tool_args or {}))]
-            for s in trajectory.steps
-        ],
-    }
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+chain_key = trajectory_hash
+"""Alias of :func:`inferact_langgraph.trajectory.trajectory_hash` (the one trajectory hash)."""
 
 
 class CachedCritic(Critic):

@@ -9,9 +9,11 @@ Example:
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -63,6 +65,76 @@ def _open_interval(value: float | None, flag: str, low: float, high: float | Non
         )
         raise typer.BadParameter(f"{flag} must be {bounds}, got {value:g}")
     return value
+
+
+# ---------------------------------------------------------------------------- bad inputs
+# Every bad input ends in one line on stderr and exit code 1, never a traceback. The checks run
+# before any model call, so that a run is never lost to an unwritable --out at its end.
+EXIT_BAD_INPUT = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _input_error(message: str) -> NoReturn:
+    """Print ``error: <message>`` as one line on stderr and exit with EXIT_BAD_INPUT."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _writable_dir(directory: Path, flag: str) -> None:
+    """Create ``directory`` if missing; fail clearly when it cannot be created or written."""
+    if directory.exists() and not directory.is_dir():
+        _input_error(f"{flag}: {directory} exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _input_error(f"{flag}: cannot create the directory {directory}: {exc.strerror or exc}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        _input_error(f"{flag} {directory}: the directory is not writable")
+
+
+def _check_sqlite_file(path: Path, flag: str) -> None:
+    """``path`` is a writable SQLite database, or can be created as one.
+
+    An existing file must start with SQLite's header; the check then opens a write
+    transaction and rolls it back, so a read-only file or folder is caught before any work.
+    """
+    if path.is_dir():
+        _input_error(f"{flag} {path}: is a directory; give a SQLite file path")
+    _writable_dir(path.parent, flag)
+    if path.exists() and path.stat().st_size > 0:
+        try:
+            with path.open("rb") as handle:
+                header = handle.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            _input_error(f"{flag} {path}: cannot read it: {exc.strerror or exc}")
+        if header != _SQLITE_MAGIC:
+            _input_error(
+                f"{flag} {path}: not a SQLite database; give another path or remove the file"
+            )
+    existed = path.exists()
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # takes the write lock: fails when read-only
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        _input_error(f"{flag} {path}: cannot write to it: {exc}")
+    finally:
+        if not existed and path.exists() and path.stat().st_size == 0:
+            path.unlink()  # the probe created an empty file: leave no trace
+
+
+def _check_cache(path: Path) -> None:
+    """``--cache`` is a usable verdict cache (an existing one, or a new file)."""
+    from inferact_langgraph.cache import CacheError, VerdictCache
+
+    _check_sqlite_file(path, "--cache")
+    try:
+        VerdictCache(path).close()
+    except CacheError as exc:
+        _input_error(f"--cache: {exc}")
 
 
 class OnBadRecord(StrEnum):
@@ -205,6 +277,8 @@ def eval_command(
     from rich.console import Console
 
     from inferact_langgraph import factory
+    from inferact_langgraph._redact import redact_url
+    from inferact_langgraph.cache import CacheError
     from inferact_langgraph.errors import DatasetError
     from inferact_langgraph.eval import evaluate_critics, output_console, render_tables
 
@@ -216,9 +290,14 @@ def eval_command(
         )
     costs = (cost_missed, cost_review) if cost_missed is not None else None
     console, errors = output_console(), Console(stderr=True)
+    _writable_dir(out, "--out")
+    if not no_cache:
+        _check_cache(cache)
     try:
         extra = {"max_tokens": max_tokens} if max_tokens else {}
-        chat_model = factory.build_model(model, base_url=base_url, api_key=api_key, **extra)
+        chat_model = factory.build_model(
+            model, base_url=base_url, api_key=api_key, timeout=timeout, **extra
+        )
     except factory.ModelSetupError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
     try:
@@ -246,7 +325,7 @@ def eval_command(
             out=out,
             meta={
                 "model": model,
-                "base_url": base_url,
+                "base_url": redact_url(base_url),  # never a password in report.json
                 "preset": preset,
                 "risk_aware": risk_aware,
                 "critic_specs": list(critic),
@@ -256,8 +335,13 @@ def eval_command(
             costs=costs,  # type: ignore[arg-type]
         )
     except DatasetError as exc:
-        errors.print(f"[red]error:[/red] {data}: {exc}")
-        raise typer.Exit(1) from None
+        message = str(exc)
+        _input_error(message if str(data) in message else f"{data}: {message}")
+    except CacheError as exc:
+        _input_error(f"--cache: {exc}")
+    except OSError as exc:  # e.g. --out removed or made read-only during the run
+        where = f" {exc.filename}" if exc.filename else ""
+        _input_error(f"cannot write{where}: {exc.strerror or exc}")
     render_tables(report, console)
     labels = {"json": "report", "plot": "plot", "reliability": "reliability"}
     for kind, path in report.files.items():
@@ -322,6 +406,7 @@ def demo_command(
     """Run one task end to end: the actor acts, InferAct checks, a human reviews, retry."""
     from inferact_langgraph.demo import DemoError, run_demo
 
+    _check_sqlite_file(db, "--db")
     try:
         code = run_demo(
             env,

@@ -4,6 +4,8 @@ Example:
     >>> model = build_model("openai:gpt-4o", base_url="http://localhost:8000/v1", api_key="x")
     >>> type(model).__name__, model.model_name, model.openai_api_base
     ('ChatOpenAI', 'gpt-4o', 'http://localhost:8000/v1')
+    >>> build_model("openai:m", base_url="http://localhost:8000/v1", timeout=30).request_timeout
+    30.0
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from inferact_langgraph._redact import redact, url_secrets
 from inferact_langgraph.critics.base import Critic
 
 __all__ = ["ModelSetupError", "build_critics", "build_model"]
@@ -22,7 +25,12 @@ class ModelSetupError(ValueError):
 
 
 def build_model(
-    model: str, *, base_url: str | None = None, api_key: str | None = None, **kwargs: Any
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+    **kwargs: Any,
 ) -> Any:
     """A chat model from an ``init_chat_model`` string, or for an OpenAI-compatible server.
 
@@ -33,6 +41,9 @@ def build_model(
         base_url: An OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, LM Studio ...).
         api_key: Its key; defaults to ``$OPENAI_API_KEY``, else a placeholder (local servers
             usually need none).
+        timeout: Seconds the model's HTTP client waits for an answer (``None``: the client's
+            default). Give the critics the same ``timeout=``: theirs bounds each call
+            whatever the client does; the client's closes the connection too.
         **kwargs: Passed to the model's constructor.
 
     Raises:
@@ -40,6 +51,8 @@ def build_model(
     """
     if not model or not model.strip():
         raise ModelSetupError("--model must name a model, e.g. openai:gpt-4o")
+    if timeout is not None:
+        kwargs["timeout"] = timeout
     try:
         if base_url:
             from langchain_openai import ChatOpenAI
@@ -54,7 +67,8 @@ def build_model(
         return init_chat_model(model, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one clear error for every provider failure
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelSetupError(f"cannot build the model {model!r}: {first}") from exc
+        known = {api_key or ""} | url_secrets(base_url or "")
+        raise ModelSetupError(f"cannot build the model {model!r}: {redact(first, known)}") from exc
 
 
 def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[str, Critic]:

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,6 +31,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.errors import DatasetError, InferActError
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "approx_tokens",
     "mask_search_queries",
     "remove_text_from_observations",
+    "trajectory_hash",
 ]
 
 
@@ -358,13 +361,17 @@ class Trajectory:
     def render(self, *, budget: TokenBudget | None = DEFAULT_BUDGET) -> str:
         """Render S for a prompt: numbered actions, fenced observations, no thoughts.
 
+        Observations are fenced; in actions (a tool call's arguments are the agent's text),
+        anything that looks like a critic's answer line (``G1: D P1: 1.0``) is neutralised
+        (see :mod:`inferact_langgraph._untrusted`); ordinary actions render unchanged.
+
         Args:
             budget: Keeps the text bounded; ``None`` renders everything.
         """
         count = budget.count_tokens if budget else approx_tokens
         blocks = []
         for i, step in enumerate(self.steps, start=1):
-            text = f"Action {i}: {step.action}"
+            text = f"Action {i}: {neutralise(step.action)}"
             if step.observation is not None:
                 obs = step.observation
                 if budget is not None:
@@ -388,6 +395,45 @@ class Trajectory:
     def with_steps(self, steps: Iterable[Step]) -> Trajectory:
         """A copy with other steps (used by maskers)."""
         return replace(self, steps=tuple(steps))
+
+
+def _stable(value: Any, depth: int = 0) -> Any:
+    """A JSON form of a tool argument that does not depend on dict or set order."""
+    if depth > 20:
+        return repr(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _stable(v, depth + 1) for k, v in sorted(value.items(), key=str)}
+    if isinstance(value, list | tuple):
+        return [_stable(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(repr(v) for v in value)
+    return repr(value)  # an object: its repr (a repr with an address only costs a cache miss)
+
+
+def trajectory_hash(trajectory: Trajectory) -> str:
+    """The one hash of what a critic judges: the task and every step's action, observation,
+    tool name and arguments. Used by every verdict cache (the guard's and the evaluation's).
+
+    Left out: tool call ids (a retried step gets a new id but is the same check) and the
+    metadata (labels, ids, provenance: fixing a label never invalidates a cached verdict).
+
+    Example:
+        >>> a = Trajectory("t", (Step("buy(B01)", tool_call_id="c1"),), metadata={"label": "x"})
+        >>> b = Trajectory("t", (Step("buy(B01)", tool_call_id="c9"),))
+        >>> trajectory_hash(a) == trajectory_hash(b) != trajectory_hash(Trajectory("u", a.steps))
+        True
+    """
+    payload = {
+        "task": trajectory.task,
+        "steps": [
+            [s.action, s.observation, s.tool_name, _stable(dict(s.tool_args or {}))]
+            for s in trajectory.steps
+        ],
+    }
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def mask_search_queries(tool_names: Iterable[str] = ("search",)) -> Masker:

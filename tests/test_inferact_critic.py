@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from inferact_langgraph.critics import InferActCritic, make_critic
+from inferact_langgraph.critics import InferActCritic, Verdict, make_critic
 from inferact_langgraph.errors import CriticModelError, CriticParseError, CriticTimeoutError
 from inferact_langgraph.prompts import get_preset
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
@@ -37,9 +37,11 @@ def judge(probs: dict[str, float], *, tasks=INFERRED, fmt: str = "topk"):
     def respond(messages):
         prompt = prompt_text(messages)
         if is_inference(prompt):
-            return "The 3 most likely tasks are: " + " ".join(
-                f"{label}. {t}" for label, t in zip("ABC", tasks)
-            ) + "\nThe reason is: it looked at mugs."
+            return (
+                "The 3 most likely tasks are: "
+                + " ".join(f"{label}. {t}" for label, t in zip("ABC", tasks))
+                + "\nThe reason is: it looked at mugs."
+            )
         lines = []
         for i, (label, text) in enumerate(shown_options(prompt), start=1):
             if text in probs:
@@ -81,9 +83,7 @@ async def test_score_is_the_mean_of_p_task_over_both_orders():
     assert verdict.score == pytest.approx(0.8)
     assert verdict.inferred_tasks == list(INFERRED)
     assert verdict.options == [*INFERRED, TASK, "None of the above"]
-    assert verdict.option_probs == pytest.approx(
-        {"A": 0.3, "B": 0.0, "C": 0.0, "D": 0.8, "E": 0.0}
-    )
+    assert verdict.option_probs == pytest.approx({"A": 0.3, "B": 0.0, "C": 0.0, "D": 0.8, "E": 0.0})
     assert verdict.justification == "judged."
     assert set(verdict.raw) == {"inference", "verification_original", "verification_reversed"}
     assert verdict.usage.model_calls == 3 and model.calls == 3
@@ -176,8 +176,14 @@ async def test_thoughts_never_reach_any_prompt():
     everything = "\n".join(prompt_text(p) for p in model.prompts)
     assert model.calls == 3
     assert "buy_now" in everything and "B01 red ceramic mug" in everything
-    for secret in ("SYSTEM-SECRET", "REASONING-BLOCK", "THOUGHT-TEXT", "KWARGS-REASONING",
-                   "THOUGHT2", "KWARGS2"):
+    for secret in (
+        "SYSTEM-SECRET",
+        "REASONING-BLOCK",
+        "THOUGHT-TEXT",
+        "KWARGS-REASONING",
+        "THOUGHT2",
+        "KWARGS2",
+    ):
         assert secret not in everything
 
 
@@ -287,9 +293,9 @@ async def test_model_errors_surface_as_critic_model_error():
         raise ConnectionError("reset")
 
     with pytest.raises(CriticModelError) as info:
-        await InferActCritic(
-            model=ScriptedChatModel(responder=fail_in_verification)
-        ).aevaluate(trajectory())
+        await InferActCritic(model=ScriptedChatModel(responder=fail_in_verification)).aevaluate(
+            trajectory()
+        )
     assert info.value.stage.startswith("verification_")
 
 
@@ -374,9 +380,7 @@ async def test_subgraphs_are_usable_on_their_own():
     assert verified["options"] == ["buy a pan", TASK, "None of the above"]
     assert verified["score"] == pytest.approx(0.9)
     assert set(critic.graph.get_graph().nodes) >= {"task_inference", "task_verification"}
-    assert {"build_mcq", "verify", "aggregate"} <= set(
-        critic.verification_graph.get_graph().nodes
-    )
+    assert {"build_mcq", "verify", "aggregate"} <= set(critic.verification_graph.get_graph().nodes)
 
 
 async def test_check_inside_a_checkpointed_parent_graph_writes_no_checkpoints():
@@ -410,3 +414,33 @@ def test_construction_validates():
         InferActCritic(model=None, preset="shopping")
     assert isinstance(make_critic("inferact", model=None, num_tasks=2), InferActCritic)
     assert make_critic("inferact", model=None, num_tasks=2).num_tasks == 2
+
+
+async def test_order_probs_keep_both_orders_by_original_label():
+    answers = {
+        "original": "G1: D P1: 0.8\nG2: A P2: 0.4",
+        "reversed": "G1: A P1: 0.6\nG2: B P2: 0.2",  # reversed A = original E, B = D
+    }
+
+    def respond(messages):
+        prompt = prompt_text(messages)
+        if is_inference(prompt):
+            return "A. buy a blue mug B. buy a frying pan C. buy a tea cup"
+        first = shown_options(prompt)[0][1]
+        return answers["original" if first == INFERRED[0] else "reversed"]
+
+    verdict = await InferActCritic(model=ScriptedChatModel(responder=respond)).aevaluate(
+        trajectory()
+    )
+    assert verdict.order_probs == {
+        "original": {"A": 0.4, "B": 0.0, "C": 0.0, "D": 0.8, "E": 0.0},
+        "reversed": {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.2, "E": 0.6},
+    }
+    for label, mean in verdict.option_probs.items():
+        by_order = [verdict.order_probs[o][label] for o in ("original", "reversed")]
+        assert mean == pytest.approx(sum(by_order) / 2)
+    assert verdict.score == pytest.approx(0.5)
+    # it survives the JSON round trip of the guard's check records and the verdict cache
+    assert Verdict.model_validate_json(verdict.model_dump_json()).order_probs == verdict.order_probs
+    # baselines have no option orders; old serialisations without the field still load
+    assert Verdict(critic="standard", score=0.5, threshold=0.5).order_probs == {}

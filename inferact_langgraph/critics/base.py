@@ -22,21 +22,42 @@ import asyncio
 import concurrent.futures
 import contextvars
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from inferact_langgraph._redact import redact, secrets_of
+from inferact_langgraph.critical import RiskLevel
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
+from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 
-__all__ = ["Critic", "RiskLevel", "Usage", "Verdict", "invoke_model", "is_timeout", "resolve_model"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Critic",
+    "RiskLevel",
+    "Usage",
+    "Verdict",
+    "invoke_model",
+    "is_timeout",
+    "resolve_model",
+]
 
-RiskLevel = Literal["low", "medium", "high"]
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a critic waits for each model call by default (a check makes one to five calls).
+
+A hung critic model must not block the agent forever: on expiry the call raises
+:class:`~inferact_langgraph.errors.CriticTimeoutError`, which the guard turns into a human
+review (fail closed). Pass ``timeout=None`` to wait without limit."""
+
+# A score this close outside [0, 1] is floating-point noise of an aggregation, not an error.
+_SCORE_TOLERANCE = 1e-9
 
 
 class Usage(BaseModel):
@@ -72,6 +93,10 @@ class Verdict(BaseModel):
         inferred_tasks: InferAct's inferred tasks (empty for the baselines).
         options: The MCQ options in the original order (InferAct only).
         option_probs: Mean probability per original option label, e.g. ``{"D": 0.4}``.
+        order_probs: InferAct only: the probability per *original* option label in each
+            option order, ``{"original": {"A": 0.1, ...}, "reversed": {"A": 0.0, ...}}``
+            (a label the model did not rate in an order counts 0 there, as in the mean).
+            Empty for critics without option orders.
         step_scores: Per-step probabilities (multi-step evaluation).
         justification: The critic model's justification, as written.
         raw: Raw model outputs by stage (``"inference"``, ``"verification_original"`` ...).
@@ -88,6 +113,7 @@ class Verdict(BaseModel):
     inferred_tasks: list[str] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list)
     option_probs: dict[str, float] = Field(default_factory=dict)
+    order_probs: dict[str, dict[str, float]] = Field(default_factory=dict)
     step_scores: list[float] = Field(default_factory=list)
     justification: str = ""
     raw: dict[str, str] = Field(default_factory=dict)
@@ -162,15 +188,22 @@ class Critic(ABC):
     Args:
         model: A chat model instance or an ``init_chat_model`` string.
         threshold: ``score`` below it flags the action (default 0.5).
-        preset: Prompt preset name: ``generic`` (default), ``webshop``, ``alfworld``,
-            ``hotpotqa``.
+        preset: Prompt preset: a registered name (``generic``, the default, ``webshop``,
+            ``alfworld``, ``hotpotqa``) or a :class:`~inferact_langgraph.prompts.Preset`;
+            looked up once, as :attr:`preset_config`.
         risk_aware: Always add the paper's risk-aware sentence (A.4), not only on high risk.
         budget: Bounds the rendered trajectory; ``None`` renders everything.
-        timeout: Seconds to wait for each model call (``None``: no limit).
+        timeout: Seconds to wait for each model call, sync and async (default
+            :data:`DEFAULT_TIMEOUT`, 60; ``None``: no limit). On expiry the check raises
+            :class:`~inferact_langgraph.errors.CriticTimeoutError`.
         max_retries: Retries of a failed model call (default 0: fail fast).
         calibration: A :class:`~inferact_langgraph.calibration.Calibration` or the path of
             a calibration file (``inferact eval`` writes them): the raw score is mapped to a
             probability of being on track before it is compared with ``threshold``.
+
+    Raises:
+        ValueError: A threshold outside [0, 1], a time-out that is not a positive number of
+            seconds, or a negative ``max_retries`` (at construction).
     """
 
     name: ClassVar[str] = "critic"
@@ -183,19 +216,28 @@ class Critic(ABC):
         preset: str = "generic",
         risk_aware: bool = False,
         budget: TokenBudget | None = DEFAULT_BUDGET,
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         max_retries: int = 0,
         calibration: Any = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout < math.inf
+        ):
+            raise ValueError(
+                f"timeout must be a positive number of seconds (or None: no limit), got {timeout!r}"
+            )
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
         self.model = resolve_model(model)
+        # What error text must never show (the model's API key, a URL password).
+        self._secrets = secrets_of(self.model)
         self.threshold = float(threshold)
         self.preset = preset
+        self.preset_config: Preset = get_preset(preset)  # ValueError for an unknown name
         self.risk_aware = risk_aware
         self.budget = budget
         self.timeout = timeout
@@ -240,12 +282,34 @@ class Critic(ABC):
         return self.risk_aware or risk == "high"
 
     def verdict(self, *, score: float, usage: Usage, **fields: Any) -> Verdict:
-        """Build a Verdict with this critic's name and threshold, clamping ``score``."""
-        if score is None or (isinstance(score, float) and math.isnan(score)):
-            raise CriticError(f"{self.name}: the model gave no usable probability")
+        """Build a Verdict with this critic's name and threshold.
+
+        A score that is not a number in [0, 1] is an error, never clamped: clamping 7.0 or
+        ``inf`` to 1.0 would approve a critical call on a broken critic (fail open). The guard
+        turns the error into a human review.
+
+        Raises:
+            CriticError: ``score`` is missing, not a number, NaN, infinite or outside [0, 1].
+
+        Example:
+            >>> from inferact_langgraph.critics import StandardEvalCritic
+            >>> StandardEvalCritic(model=None).verdict(score=0.25, usage=Usage()).score
+            0.25
+            >>> StandardEvalCritic(model=None).verdict(score=7.0, usage=Usage())
+            Traceback (most recent call last):
+            ...
+            inferact_langgraph.errors.CriticError: standard: the critic gave the score 7.0; a score must be a number in [0, 1]
+        """  # noqa: E501
+        real = isinstance(score, numbers.Real) and not isinstance(score, bool)
+        value = float(score) if real else math.nan
+        if not -_SCORE_TOLERANCE <= value <= 1.0 + _SCORE_TOLERANCE:
+            raise CriticError(
+                f"{self.name}: the critic gave the score {score!r}; a score must be a number "
+                "in [0, 1]"
+            )
         return Verdict(
             critic=self.name,
-            score=min(1.0, max(0.0, float(score))),
+            score=min(1.0, max(0.0, value)),  # only within floating-point noise
             threshold=self.threshold,
             usage=usage,
             **fields,
@@ -261,15 +325,19 @@ class Critic(ABC):
         return _run_sync(self._aevaluate(trajectory, risk=risk))
 
     # ------------------------------------------------------------------ model calls
+    def with_retries(self, runnable: Any) -> Any:
+        """``runnable`` retried ``max_retries`` times on failure (the one place retry is set)."""
+        if self.max_retries:
+            return runnable.with_retry(stop_after_attempt=self.max_retries + 1)
+        return runnable
+
     def _runnable(self, temperature: float | None = None) -> Any:
         if self.model is None:
             raise CriticError(f"{self.name}: no model configured")
         model = self.model
         if temperature is not None and isinstance(model, BaseChatModel):
             model = model.bind(temperature=temperature)
-        if self.max_retries:
-            model = model.with_retry(stop_after_attempt=self.max_retries + 1)
-        return model
+        return self.with_retries(model)
 
     async def acall(
         self, prompt: str, *, stage: str, temperature: float | None = None
@@ -286,6 +354,10 @@ class Critic(ABC):
 
     async def ainvoke_typed(self, runnable: Any, messages: Any, *, stage: str) -> Any:
         """Invoke a model runnable with this critic's time-out; every failure becomes typed.
+
+        The error text never holds a credential: the model's API key and URL passwords are
+        redacted (a server may echo the key in its 401 body), since the text reaches the
+        review payload, the audit, the log and reports.
 
         Raises:
             CriticTimeoutError: No answer within ``timeout`` seconds, or the client timed out.
@@ -304,9 +376,9 @@ class Critic(ABC):
         except Exception as exc:  # any provider error becomes one typed error
             kind = CriticTimeoutError if is_timeout(exc) else CriticModelError
             what = "client timed out" if kind is CriticTimeoutError else "call failed"
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
             raise kind(
-                f"{self.name}: the critic model {what} during {stage}: {type(exc).__name__}: {exc}",
-                stage=stage,
+                f"{self.name}: the critic model {what} during {stage}: {detail}", stage=stage
             ) from exc
 
     async def acall_many(

@@ -39,14 +39,15 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from functools import cached_property
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import BaseModel, Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from inferact_langgraph.critics.base import (
     Critic,
@@ -65,7 +66,7 @@ from inferact_langgraph.parsing import (
     parse_probability,
     parse_verification,
 )
-from inferact_langgraph.prompts import Preset, get_preset, one_line, option_labels
+from inferact_langgraph.prompts import one_line, option_labels
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = [
@@ -203,7 +204,9 @@ class InferActCritic(Critic):
 
     The verdict's ``score`` is p(t*), averaged over the original and the reversed option order;
     an option missing from one answer counts 0 in that order. ``option_probs`` holds the same
-    mean for every original label, ``raw`` the three answers (``inference``,
+    mean for every original label, ``order_probs`` the two orders' probabilities behind it
+    (``{"original": {...}, "reversed": {...}}``, by original label), ``raw`` the three answers
+    (``inference``,
     ``verification_original``, ``verification_reversed``), ``usage`` their summed cost.
 
     Example:
@@ -243,12 +246,25 @@ class InferActCritic(Critic):
                 )
         self.num_tasks = num_tasks
         self.output_mode = output_mode
-        self.preset_config: Preset = get_preset(self.preset)
-        self.inference_graph = self._build_inference_graph()
-        self.verification_graph = self._build_verification_graph()
-        self.graph = self._build_graph()
 
     # ------------------------------------------------------------------ graphs
+    # Compiled on first use only: a check calls the units directly (see _run_units), so the
+    # graphs are for composition and inspection, and most critics never need them.
+    @cached_property
+    def inference_graph(self) -> Any:
+        """The Task Inference Unit as a compiled subgraph (built on first access)."""
+        return self._build_inference_graph()
+
+    @cached_property
+    def verification_graph(self) -> Any:
+        """The Task Verification Unit as a compiled subgraph (built on first access)."""
+        return self._build_verification_graph()
+
+    @cached_property
+    def graph(self) -> Any:
+        """Both units composed: ``task_inference`` then ``task_verification``."""
+        return self._build_graph()
+
     def _build_inference_graph(self) -> Any:
         builder = StateGraph(InferActState)
         builder.add_node("infer_tasks", self._infer_tasks)
@@ -294,7 +310,7 @@ class InferActCritic(Critic):
             reason = parsed.reason
         else:
             raw, usage = await self.acall(prompt, stage=stage)
-            result = parse_inferred_tasks(raw, num_tasks=self.num_tasks, stage=stage)
+            result = parse_inferred_tasks(raw, num_tasks=self.num_tasks, stage=stage, prompt=prompt)
             tasks, reason = list(result.tasks), result.reason
         return {
             "inferred_tasks": tasks,
@@ -306,9 +322,7 @@ class InferActCritic(Critic):
     def _build_mcq(self, state: InferActState) -> dict[str, Any]:
         if not state.get("inferred_tasks"):
             raise CriticError("task verification needs inferred_tasks", stage="verification")
-        options = self.preset_config.mcq_options(
-            state["inferred_tasks"], state["trajectory"].task
-        )
+        options = self.preset_config.mcq_options(state["inferred_tasks"], state["trajectory"].task)
         return {"options": options}
 
     def _fan_out(self, state: InferActState) -> list[Send]:
@@ -332,9 +346,7 @@ class InferActCritic(Critic):
         shown = options if order == "original" else options[::-1]
         labels = option_labels(n)
         # shown label -> original label
-        to_original = {
-            labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)
-        }
+        to_original = {labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)}
         prompt = self.preset_config.verification_prompt(
             payload.get("chain") or self._chain(payload["trajectory"]),
             shown,
@@ -346,7 +358,11 @@ class InferActCritic(Critic):
         else:
             raw, usage = await self.acall(prompt, stage=stage)
             answer = parse_verification(
-                raw, labels, answer_format=self.preset_config.answer_format, stage=stage
+                raw,
+                labels,
+                answer_format=self.preset_config.answer_format,
+                stage=stage,
+                prompt=prompt,
             )
         result = OrderAnswer(
             order=order,
@@ -408,9 +424,9 @@ class InferActCritic(Critic):
         """One structured-output call, with the same time-out and error typing as ``acall``."""
         if self.model is None:
             raise CriticError(f"{self.name}: no model configured", stage=stage)
-        runnable: Runnable = self.model.with_structured_output(schema, include_raw=True)
-        if self.max_retries:
-            runnable = runnable.with_retry(stop_after_attempt=self.max_retries + 1)
+        runnable: Runnable = self.with_retries(
+            self.model.with_structured_output(schema, include_raw=True)
+        )
         out = await self.ainvoke_typed(runnable, [HumanMessage(prompt)], stage=stage)
         message = out.get("raw") if isinstance(out, Mapping) else out
         parsed = out.get("parsed") if isinstance(out, Mapping) else out
@@ -418,8 +434,10 @@ class InferActCritic(Critic):
             raw = parsed.model_dump_json()
         else:
             calls = getattr(message, "tool_calls", None) or []
-            raw = json.dumps([c.get("args") for c in calls], default=str) if calls else str(
-                getattr(message, "content", message)
+            raw = (
+                json.dumps([c.get("args") for c in calls], default=str)
+                if calls
+                else str(getattr(message, "content", message))
             )
         if not isinstance(parsed, schema):
             error = out.get("parsing_error") if isinstance(out, Mapping) else None
@@ -441,7 +459,9 @@ class InferActCritic(Critic):
         chain is rendered once and shared by both units.
         """
         state: dict[str, Any] = {
-            "trajectory": trajectory, "risk": risk, "chain": self._chain(trajectory)
+            "trajectory": trajectory,
+            "risk": risk,
+            "chain": self._chain(trajectory),
         }
         inferred = await self._infer_tasks(state)  # type: ignore[arg-type]
         state.update(inferred)
@@ -474,14 +494,21 @@ class InferActCritic(Critic):
             raise CriticError(f"{self.name}: the check produced no score", stage="verification")
         stages = ["inference", "verification_original", "verification_reversed"]
         raw = state.get("raw", {})
+        labels = option_labels(len(state.get("options", [])))
+        answers = state.get("answers", {})
+        order_probs = {
+            order: {label: answers[order].probs.get(label, 0.0) for label in labels}
+            for order in ORDERS
+            if order in answers
+        }
         return self.verdict(
             score=score,
             usage=usage,
             inferred_tasks=list(state.get("inferred_tasks", [])),
             options=list(state.get("options", [])),
             option_probs=dict(state.get("option_probs", {})),
+            order_probs=order_probs,
             justification=state.get("justification", ""),
             raw={k: raw[k] for k in stages if k in raw},
             risk=risk,
         )
-

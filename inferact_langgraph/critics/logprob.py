@@ -54,11 +54,14 @@ from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict, _
 from inferact_langgraph.errors import CriticError, CriticParseError
 from inferact_langgraph.parsing import (
     _NUMBER,
+    _first,
+    _only_quoted,
+    _prepare,
     extract_justification,
     parse_inferred_tasks,
     parse_probability,
 )
-from inferact_langgraph.prompts import Preset, get_preset, one_line
+from inferact_langgraph.prompts import untrusted_line
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = [
@@ -216,12 +219,16 @@ def score_from_logprobs(content: Sequence[Any]) -> tuple[float, list[dict[str, A
     return None
 
 
-def parse_entailment(text: str, *, stage: str = "entailment") -> EntailmentScore:
+def parse_entailment(
+    text: str, *, stage: str = "entailment", prompt: str | None = None
+) -> EntailmentScore:
     """Parse a verbalized entailment answer (``Answer: A`` / ``Confidence: 0.8``) into P(True).
 
     As for the standard baseline, the letter decides the side of 0.5 and the confidence the
     distance: ``A`` with confidence c scores ``max(c, 1 - c)``, ``B`` scores ``min(c, 1 - c)``;
     without a confidence the score is 1.0 or 0.0. ``True``/``False`` are read as ``A``/``B``.
+    With the ``prompt`` as sent, echoed prompt lines and markers quoted from its untrusted
+    text (the inferred task) are ignored (see :func:`inferact_langgraph.parsing.parse_topk`).
 
     Raises:
         CriticParseError: No answer letter, or an unusable confidence (carries the raw answer).
@@ -234,9 +241,9 @@ def parse_entailment(text: str, *, stage: str = "entailment") -> EntailmentScore
         >>> parse_entailment("False.").p_true
         0.0
     """
-    if not isinstance(text, str):
-        raise CriticParseError("the critic model's answer is not text", raw=str(text), stage=stage)
-    match = _ANSWER_RE.search(text) or _LEADING_RE.search(text)
+    answer = _prepare(text, stage, prompt)
+    text = answer.text
+    match = _first(_ANSWER_RE, answer, text) or _first(_LEADING_RE, answer, text)
     if match is None:
         raise CriticParseError(
             "no A/B (True/False) answer could be parsed from the critic model's answer",
@@ -244,7 +251,9 @@ def parse_entailment(text: str, *, stage: str = "entailment") -> EntailmentScore
             stage=stage,
         )
     entails = _side(next(g for g in match.groups() if g))
-    conf = _CONFIDENCE_RE.search(text)
+    conf = _first(_CONFIDENCE_RE, answer, text)
+    if conf is None and answer.quoted and _CONFIDENCE_RE.search(text):
+        _only_quoted(answer, "confidence", stage)
     confidence = parse_probability(conf.group(1), raw=text, stage=stage) if conf else None
     if confidence is None:
         p_true = 1.0 if entails else 0.0
@@ -311,7 +320,6 @@ class LogprobCritic(Critic):
             raise ValueError(f"top_logprobs must be an integer from 1 to 20, got {top_logprobs!r}")
         self.logprobs = logprobs
         self.top_logprobs = top_logprobs
-        self.preset_config: Preset = get_preset(self.preset)
 
     # ------------------------------------------------------------------ prompts
     def chain(self, trajectory: Trajectory) -> str:
@@ -326,8 +334,8 @@ class LogprobCritic(Critic):
         self, inferred_task: str, task: str, *, risk: RiskLevel | None = None
     ) -> str:
         """The True/False entailment prompt for an inferred task and the user's task."""
-        text = ENTAILMENT_PROMPT.replace("{inferred}", one_line(inferred_task)).replace(
-            "{task}", one_line(task)
+        text = ENTAILMENT_PROMPT.replace("{inferred}", untrusted_line(inferred_task)).replace(
+            "{task}", untrusted_line(task)
         )
         # The inferred task was written from observations: treat it as data too.
         parts = [text, _INFERRED_NOTE]
@@ -349,9 +357,7 @@ class LogprobCritic(Critic):
         model: Any = self.model
         if self.uses_logprobs():
             model = model.bind(logprobs=True, top_logprobs=self.top_logprobs)
-        if self.max_retries:
-            model = model.with_retry(stop_after_attempt=self.max_retries + 1)
-        return model
+        return self.with_retries(model)
 
     async def _ask_entailment(self, prompt: str) -> tuple[str, Any, Usage]:
         stage = "entailment"
@@ -360,7 +366,9 @@ class LogprobCritic(Critic):
         )
         return _text(message), message, _usage_of(message, prompt)
 
-    def score_answer(self, text: str, message: Any) -> EntailmentScore:
+    def score_answer(
+        self, text: str, message: Any, *, prompt: str | None = None
+    ) -> EntailmentScore:
         """P(True) from the answer's log-probabilities, else from its verbalized confidence.
 
         Raises:
@@ -374,18 +382,19 @@ class LogprobCritic(Critic):
             if found is not None:
                 p_true, entries = found
                 return EntailmentScore(p_true, "logprobs", json.dumps(entries, default=str))
-        return parse_entailment(text, stage="entailment")
+        return parse_entailment(text, stage="entailment", prompt=prompt)
 
     # ------------------------------------------------------------------ evaluate
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        inference_raw, inference_usage = await self.acall(
-            self.inference_prompt(trajectory), stage="inference"
+        inference_prompt = self.inference_prompt(trajectory)
+        inference_raw, inference_usage = await self.acall(inference_prompt, stage="inference")
+        inferred = parse_inferred_tasks(
+            inference_raw, num_tasks=1, stage="inference", prompt=inference_prompt
         )
-        inferred = parse_inferred_tasks(inference_raw, num_tasks=1, stage="inference")
         task = inferred.tasks[0]
         prompt = self.entailment_prompt(task, trajectory.task, risk=risk)
         text, message, usage = await self._ask_entailment(prompt)
-        scored = self.score_answer(text, message)
+        scored = self.score_answer(text, message, prompt=prompt)
         p_true = min(1.0, max(0.0, scored.p_true))
         return self.verdict(
             score=p_true,

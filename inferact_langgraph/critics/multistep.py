@@ -22,7 +22,6 @@ from typing import Any, ClassVar, Literal, get_args
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.parsing import parse_multistep
-from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["AGGREGATIONS", "Aggregation", "MultiStepCritic", "aggregate_steps"]
@@ -86,7 +85,6 @@ class MultiStepCritic(Critic):
                 f"unknown aggregation {aggregation!r}; use one of {', '.join(AGGREGATIONS)}"
             )
         self.aggregation: Aggregation = aggregation
-        self.preset_config: Preset = get_preset(self.preset)
 
     def prompt(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> str:
         """The multi-step prompt this critic sends (the task is included)."""
@@ -97,8 +95,9 @@ class MultiStepCritic(Critic):
         )
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        text, usage = await self.acall(self.prompt(trajectory, risk=risk), stage="multistep")
-        answer = parse_multistep(text, stage="multistep")
+        prompt = self.prompt(trajectory, risk=risk)
+        text, usage = await self.acall(prompt, stage="multistep")
+        answer = parse_multistep(text, stage="multistep", prompt=prompt)
         return self.verdict(
             score=aggregate_steps(answer.scores, self.aggregation),
             usage=usage,

@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.errors import CriticParseError
 from inferact_langgraph.parsing import StandardAnswer, parse_standard
-from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["SelfConsistencyCritic"]
@@ -67,7 +66,6 @@ class SelfConsistencyCritic(Critic):
             raise ValueError(f"temperature must be >= 0, got {temperature!r}")
         self.samples = samples
         self.temperature = float(temperature)
-        self.preset_config: Preset = get_preset(self.preset)
 
     def prompt(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> str:
         """The standard-evaluation prompt every sample receives (the task is included)."""
@@ -88,7 +86,7 @@ class SelfConsistencyCritic(Critic):
         for i, (text, _) in enumerate(results, start=1):
             raw[f"sample_{i}"] = text
             try:
-                answers.append(parse_standard(text, stage=f"sample_{i}"))
+                answers.append(parse_standard(text, stage=f"sample_{i}", prompt=prompt))
             except CriticParseError as exc:
                 errors.append(exc)
         usage = sum((u for _, u in results[1:]), results[0][1])

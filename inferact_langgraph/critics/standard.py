@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.parsing import parse_standard
-from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["StandardEvalCritic"]
@@ -52,7 +51,6 @@ class StandardEvalCritic(Critic):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.preset_config: Preset = get_preset(self.preset)
 
     def prompt(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> str:
         """The prompt this critic sends for a trajectory (the task is included)."""
@@ -63,8 +61,9 @@ class StandardEvalCritic(Critic):
         )
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
-        text, usage = await self.acall(self.prompt(trajectory, risk=risk), stage="standard")
-        answer = parse_standard(text, stage="standard")
+        prompt = self.prompt(trajectory, risk=risk)
+        text, usage = await self.acall(prompt, stage="standard")
+        answer = parse_standard(text, stage="standard", prompt=prompt)
         return self.verdict(
             score=answer.score,
             usage=usage,

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferact_langgraph.errors import DatasetError, InferActError
-from inferact_langgraph.trajectory import Trajectory
+from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [
     "BadRecord",
@@ -75,30 +74,6 @@ def parse_label(value: Any) -> int:
     raise DatasetError(
         f"field 'label' must be 'incorrect' (off track, to be flagged) or 'correct', got {value!r}"
     )
-
-
-def trajectory_hash(trajectory: Trajectory) -> str:
-    """A stable hash of what a critic sees: the task and every step (not the metadata).
-
-    Labels, ids and provenance are left out, so fixing a label never invalidates a cached
-    verdict, while any change to the task, an action or an observation does.
-
-    Example:
-        >>> from inferact_langgraph.trajectory import Step
-        >>> a = Trajectory("t", (Step("Finish[x]"),), metadata={"label": "correct"})
-        >>> b = Trajectory("t", (Step("Finish[x]"),), metadata={"label": "incorrect"})
-        >>> trajectory_hash(a) == trajectory_hash(b) != trajectory_hash(Trajectory("u", a.steps))
-        True
-    """
-    payload = {
-        "task": trajectory.task,
-        "steps": [
-            [s.action, s.observation, s.tool_name, s.tool_args, s.tool_call_id]
-            for s in trajectory.steps
-        ],
-    }
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -259,12 +234,72 @@ def load_dataset(
     return dataset
 
 
+# JSON deeper than this is refused before parsing: json.loads recurses once per level and a
+# crafted line ("[" * 100_000) would otherwise raise RecursionError mid-run.
+MAX_JSON_DEPTH = 200
+
+
+def _too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (a linear scan)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # the common case, at C speed
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
 def _read_jsonl(path: Path) -> Iterable[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, text in enumerate(handle, start=1):
+    """Each non-blank line parsed; a line that cannot be (not UTF-8, not JSON, nested too
+    deeply) is yielded as a :class:`DatasetError` for the caller to skip or raise."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with handle:
+        head = handle.read(8192)
+        if b"\x00" in head:
+            raise DatasetError(
+                f"{path} is a binary file, not JSONL (one JSON object per line, UTF-8 text)"
+            )
+        handle.seek(0)
+        for line_no, data in enumerate(handle, start=1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield (
+                    line_no,
+                    DatasetError(
+                        f"not UTF-8 text (byte {exc.start + 1} of the line)", line=line_no
+                    ),
+                )
+                continue
             if not text.strip():
+                continue
+            if _too_deep(text):
+                yield (
+                    line_no,
+                    DatasetError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", line=line_no),
+                )
                 continue
             try:
                 yield line_no, json.loads(text)
             except json.JSONDecodeError as exc:
                 yield line_no, DatasetError(f"invalid JSON: {exc.msg}", line=line_no)
+            except RecursionError:  # a depth the scan did not see (should not happen)
+                yield line_no, DatasetError("JSON nested too deeply", line=line_no)

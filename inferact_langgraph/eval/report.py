@@ -273,8 +273,9 @@ class EvalReport:
         directory.mkdir(parents=True, exist_ok=True)
         calibrations = self._write_calibrations(directory)  # report.json names the files
         written = {"json": directory / "report.json"}
+        data = _finite_json(self.to_dict())
         written["json"].write_text(
-            json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n",
+            json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n",
             encoding="utf-8",
         )
         written.update(calibrations)
@@ -300,6 +301,28 @@ class EvalReport:
                 if summary.calibration_figures is not None:
                     summary.calibration_figures["file"] = str(path)
         return written
+
+
+def _finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by ``None`` (JSON has no NaN: a bare
+    ``NaN`` in report.json breaks strict parsers such as ``jq`` and browsers).
+
+    Example:
+        >>> _finite_json({"auc": float("nan"), "f1": [0.5, float("inf")]})
+        {'auc': None, 'f1': [0.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_json(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        try:
+            return _finite_json(value.item())
+        except (TypeError, ValueError):
+            return value
+    return value
 
 
 def _summarise(
