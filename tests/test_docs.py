@@ -246,3 +246,29 @@ def test_an_unknown_model_string_points_to_doc_models(scripted_doc_models):
 
     with pytest.raises(KeyError, match="add it to DOC_MODELS"):
         init_chat_model("anthropic:claude-x")
+
+
+def test_the_readme_opens_with_the_demo_and_the_test_commands_and_both_are_true(tmp_path):
+    import shlex
+    import tomllib
+
+    from typer.testing import CliRunner
+
+    from inferact_langgraph.cli import app
+
+    first = fenced_blocks(README)[0]
+    assert first.info == "bash" and first.line <= 5
+    demo, tests = [line for line in first.code.splitlines() if not line.startswith("#")]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    # the test command installs extras that exist, then runs pytest with the project's config
+    extras = re.search(r"pip install -e '\.\[([\w,-]+)\]'", tests)
+    assert extras and set(extras.group(1).split(",")) <= set(
+        pyproject["project"]["optional-dependencies"]
+    )
+    assert tests.rstrip().endswith("python -m pytest -q")
+    # the demo command, as written (its default --db redirected), runs offline and succeeds
+    command = shlex.split(demo.split("&&")[-1])
+    assert command[0] in pyproject["project"]["scripts"]
+    result = CliRunner().invoke(app, [*command[1:], "--db", str(tmp_path / "demo.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "trial 2: SUCCESS" in result.output
