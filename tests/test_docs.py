@@ -112,16 +112,28 @@ def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def shop_actor(messages: list[BaseMessage]) -> AIMessage:
-    """The scripted shopper: search, buy the custom-size shade, then the 66x66 one if refused."""
+    """The scripted shopper: search, buy the custom-size shade, then the 66x66 one if refused.
+
+    Anything else (a tool that failed or does not exist in the page's agent) ends the run with
+    a final answer, so a page whose agent has other tools gets an answer, not a loop.
+    """
     tools = [m for m in messages if isinstance(m, ToolMessage)]
+    bought = [
+        c["args"].get("asin")
+        for m in messages
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] == "buy_now"
+    ]
     if not tools:
         return AIMessage("", tool_calls=[_call("search", {"query": "66x66 blackout shades"})])
     last = tools[-1]
-    if last.name == "search":
+    if last.name == "search" and last.status != "error" and not bought:
         return AIMessage("", tool_calls=[_call("buy_now", {"asin": "B0SHDCUSTM", "price": 45.99})])
-    if last.name == "buy_now" and last.status == "error":  # refused: the feedback is in context
+    refused = last.name == "buy_now" and last.status == "error"
+    if refused and "B0SHD66X66" not in bought:  # the feedback is in context: buy the right one
         return AIMessage("", tool_calls=[_call("buy_now", {"asin": "B0SHD66X66", "price": 72.99})])
-    return AIMessage(f"Done. {last.content}")
+    return AIMessage(f"{'Stopped' if last.status == 'error' else 'Done'}. {last.content}")
 
 
 def doc_model(messages: list[BaseMessage]) -> AIMessage | str:
@@ -171,6 +183,8 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
         "B0SHDCUSTM",
         "Done. Order placed: B0SHD66X66",  # after the rejection, the right purchase
     ),
+    "docs/trials.md": ("[0.0, 1.0, 1.0]",),  # the cumulative success the page's comment shows
+    "docs/schemas.md": ("[('buy_now', {'asin': 'B0SHDCUSTM', 'price': 45.99}, 0.1, 'wrong size",),
 }
 
 
@@ -200,6 +214,25 @@ def test_every_python_block_runs(path, scripted_doc_models, tmp_path, monkeypatc
     name = str(path.relative_to(ROOT))
     for expected in EXPECTED_OUTPUT.get(name, ()):
         assert expected in out.getvalue(), (name, expected, out.getvalue()[-3000:])
+
+
+def lost_values(block: Block) -> list[str]:
+    """Top-level bare expressions that are not calls: a notebook shows them, a script does not."""
+    import ast
+
+    tree = ast.parse(block.code)
+    return [
+        f"{block.path.name}:{block.line + node.lineno - 1}: {ast.unparse(node)}"
+        for node in tree.body
+        if isinstance(node, ast.Expr)
+        and not isinstance(node.value, ast.Call | ast.Await | ast.Constant)
+    ]
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=[str(p.relative_to(ROOT)) for p in DOC_FILES])
+def test_no_block_computes_a_value_that_a_script_would_not_show(path):
+    lost = [line for block in python_blocks(path) for line in lost_values(block)]
+    assert not lost, f"print these (or assign them), a script shows nothing: {lost}"
 
 
 def test_the_readme_and_the_testing_guide_have_python_blocks():
