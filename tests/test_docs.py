@@ -166,12 +166,22 @@ def init_scripted_model(model: str, *, model_provider: str | None = None, **_: A
 
 @pytest.fixture
 def scripted_doc_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Patch every path from a model string to a chat model (they all use init_chat_model)."""
-    import langchain.agents.factory
-    import langchain.chat_models
+    """Patch every path from a model string to a chat model (they all use init_chat_model).
 
+    ``create_agent``, middlewares and others bind ``init_chat_model`` when they are imported,
+    so every loaded module's binding is replaced, as well as the two it is imported from.
+    """
+    import sys
+
+    import langchain.chat_models
+    import langchain.chat_models.base
+
+    original = langchain.chat_models.base.init_chat_model
+    for module in list(sys.modules.values()):
+        if getattr(module, "__dict__", {}).get("init_chat_model") is original:
+            monkeypatch.setattr(module, "init_chat_model", init_scripted_model)
     monkeypatch.setattr(langchain.chat_models, "init_chat_model", init_scripted_model)
-    monkeypatch.setattr(langchain.agents.factory, "init_chat_model", init_scripted_model)
+    monkeypatch.setattr(langchain.chat_models.base, "init_chat_model", init_scripted_model)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
