@@ -41,7 +41,7 @@ from inferact_langgraph.testing import (
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOC_FILES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+DOC_FILES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`]*)$")
 
