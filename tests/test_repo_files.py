@@ -17,6 +17,8 @@ WRITTEN_BY_TOOLS = {
     ".inferact-cache.sqlite": "inferact eval's verdict cache (--cache)",
     "report/report.json": "inferact eval's report (--out)",
     "trials/trials.json": "inferact trials' report (--out)",
+    ".hypothesis/examples/x": "the test suite's hypothesis database",
+    ".pytest_cache/README.md": "pytest's cache (the README's test command)",
 }
 
 
