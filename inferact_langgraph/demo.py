@@ -125,13 +125,19 @@ class _Demo:
             return
         for message in update.get("messages") or []:
             if isinstance(message, AIMessage):
+                # The gate re-emits the actor's message with the human's edits applied: its
+                # thought was written for the original call, so only the edited calls are shown.
+                rewritten = node == "inferact_gate"
                 thought = str(message.content).strip()
-                if thought:
+                if thought and not rewritten:
                     self.console.print(f"[dim]{escape(thought)}[/dim]")
                 for call in message.tool_calls:
+                    if rewritten and call["id"] not in self.edited:
+                        continue
                     args = json.dumps(call["args"], ensure_ascii=False)
+                    label = "Action (as you edited it):" if rewritten else "Action:"
                     self.console.print(
-                        f"[bold cyan]Action:[/bold cyan] {escape(call['name'])}({escape(args)})"
+                        f"[bold cyan]{label}[/bold cyan] {escape(call['name'])}({escape(args)})"
                     )
             elif isinstance(message, ToolMessage):
                 text = str(message.content)

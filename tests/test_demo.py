@@ -124,6 +124,9 @@ def test_edit_asks_again_for_bad_json_then_shows_the_recheck(tmp_path, monkeypat
     assert "InferAct check of buy_now" in out[recheck:]
     assert "OK: the action runs" in out[recheck:]
     assert code == 0 and "trial 1: SUCCESS" in out
+    # the edited call is shown as edited, without the thought written for the original call
+    assert 'Action (as you edited it): buy_now({"asin": "B0SHD66X66"' in out
+    assert out.count("I will buy it.") == 1
 
 
 def test_an_edit_the_critic_still_doubts_shows_the_recheck_and_asks_again(tmp_path, monkeypatch):
