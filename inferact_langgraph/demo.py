@@ -14,6 +14,8 @@ model gives ORACLE-scripted answers (decided from the gold data), never live jud
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sqlite3
 import sys
 import uuid
@@ -38,6 +40,17 @@ from inferact_langgraph.examples.demo_models import (
 __all__ = ["DemoError", "run_demo"]
 
 EXIT_NO_TTY = 2
+EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
+
+#: The answers the review prompt accepts, letters or words, in any case.
+CHOICES = {
+    "a": "approve",
+    "approve": "approve",
+    "e": "edit",
+    "edit": "edit",
+    "r": "reject",
+    "reject": "reject",
+}
 
 
 class DemoError(Exception):
@@ -66,8 +79,12 @@ def _is_success(name: str, env: Any, values: dict, task: int) -> bool:
             if isinstance(message, AIMessage):
                 for call in message.tool_calls:
                     if call["name"] == "finish":
-                        done = any(isinstance(m, ToolMessage) and m.tool_call_id == call["id"]
-                                   and m.status != "error" for m in messages)
+                        done = any(
+                            isinstance(m, ToolMessage)
+                            and m.tool_call_id == call["id"]
+                            and m.status != "error"
+                            for m in messages
+                        )
                         return done and env.is_success(call["args"].get("answer"), task)
         return False
     text = str(messages[-1].content) if messages else ""
@@ -76,16 +93,31 @@ def _is_success(name: str, env: Any, values: dict, task: int) -> bool:
 
 
 class _Demo:
-    def __init__(self, name: str, task: int, console: Console, auto_feedback: bool,
-                 graph_kwargs: dict, checkpointer: Any, store: Any,
-                 critic_label: str = ORACLE_LABEL) -> None:
+    def __init__(
+        self,
+        name: str,
+        task: int,
+        console: Console,
+        auto_feedback: bool,
+        graph_kwargs: dict,
+        checkpointer: Any,
+        store: Any,
+        critic_label: str = ORACLE_LABEL,
+    ) -> None:
         self.critic_label = critic_label
         self.name, self.task, self.console, self.auto = name, task, console, auto_feedback
         self.env = make_env(name)
         self.kwargs = graph_kwargs
+        self.edited: set[Any] = set()  # tool call ids the human edited: their re-check is shown
         _, self.graph = build_env_graph(
-            name, env=self.env, task_index=task, checkpointer=checkpointer, store=store,
-            on_reject="end", **graph_kwargs)
+            name,
+            env=self.env,
+            task_index=task,
+            checkpointer=checkpointer,
+            store=store,
+            on_reject="end",
+            **graph_kwargs,
+        )
 
     # ------------------------------------------------------------------ output
     def show_update(self, node: str, update: Any) -> None:
@@ -93,27 +125,52 @@ class _Demo:
             return
         for message in update.get("messages") or []:
             if isinstance(message, AIMessage):
+                # The gate re-emits the actor's message with the human's edits applied: its
+                # thought was written for the original call, so only the edited calls are shown.
+                rewritten = node == "inferact_gate"
                 thought = str(message.content).strip()
-                if thought:
+                if thought and not rewritten:
                     self.console.print(f"[dim]{escape(thought)}[/dim]")
                 for call in message.tool_calls:
+                    if rewritten and call["id"] not in self.edited:
+                        continue
                     args = json.dumps(call["args"], ensure_ascii=False)
-                    self.console.print(f"[bold cyan]Action:[/bold cyan] {escape(call['name'])}({escape(args)})")
+                    label = "Action (as you edited it):" if rewritten else "Action:"
+                    self.console.print(
+                        f"[bold cyan]{label}[/bold cyan] {escape(call['name'])}({escape(args)})"
+                    )
             elif isinstance(message, ToolMessage):
                 text = str(message.content)
                 short = text if len(text) <= 400 else text[:400] + " …"
                 self.console.print(f"[green]Observation:[/green] {escape(short)}")
             elif node == "inferact_memory":
-                self.console.print(Panel(str(message.content),
-                                         title="memory: feedback from an earlier trial"))
+                self.console.print(
+                    Panel(str(message.content), title="memory: feedback from an earlier trial")
+                )
         if node == "inferact_critic":
             for record in (update.get("inferact_checks") or {}).values():
                 self.show_check(record)
+        elif node == "inferact_gate":
+            for call_id, record in (update.get("inferact_checks") or {}).items():
+                if call_id not in self.edited:
+                    continue
+                self.edited.discard(call_id)
+                if record.get("edited_action"):  # the edited call is not critical: no check
+                    self.console.print(
+                        "[bold]Your edit[/bold] is not a critical call: it runs without a re-check."
+                    )
+                elif record.get("verdict"):
+                    self.console.print("[bold]Re-check of your edit:[/bold]")
+                    self.show_check(record)
 
     def show_check(self, record: dict) -> None:
         verdict = record.get("verdict") or {}
-        table = Table(title=f"InferAct check of {record.get('tool')}"
-                      f"({json.dumps(record.get('args'), ensure_ascii=False)})", show_lines=False, caption=f"critic model: {self.critic_label}")
+        table = Table(
+            title=f"InferAct check of {record.get('tool')}"
+            f"({json.dumps(record.get('args'), ensure_ascii=False)})",
+            show_lines=False,
+            caption=f"critic model: {self.critic_label}",
+        )
         table.add_column("option")
         table.add_column("candidate task")
         table.add_column("p", justify="right")
@@ -122,8 +179,9 @@ class _Demo:
         n_inferred = len(verdict.get("inferred_tasks") or [])
         for i, text in enumerate(options):
             label = chr(ord("A") + i)
-            role = " (inferred)" if i < n_inferred else (" [user's task]" if i == n_inferred
-                                                         else "")
+            role = (
+                " (inferred)" if i < n_inferred else (" [user's task]" if i == n_inferred else "")
+            )
             table.add_row(escape(label + role), escape(text), f"{probs.get(label, 0.0):.2f}")
         self.console.print(table)
         if record.get("error"):
@@ -133,51 +191,121 @@ class _Demo:
         self.console.print(
             f"score p(user's task) = {score if score is None else f'{score:.2f}'}"
             f" vs threshold {threshold} -> "
-            + ("[bold red]DOUBT: ask the human[/bold red]" if flagged
-               else "[bold green]OK: the action runs[/bold green]"))
+            + (
+                "[bold red]DOUBT: ask the human[/bold red]"
+                if flagged
+                else "[bold green]OK: the action runs[/bold green]"
+            )
+        )
         if verdict.get("justification"):
-            self.console.print(f"[dim]critic's justification: {escape(verdict['justification'])}[/dim]")
+            self.console.print(
+                f"[dim]critic's justification: {escape(verdict['justification'])}[/dim]"
+            )
 
     # ------------------------------------------------------------------ decisions
+    def ask_choice(self) -> str:
+        """``approve``, ``edit`` or ``reject``; anything else is asked again, never guessed."""
+        while True:
+            raw = self.console.input(escape("[a]pprove / [e]dit / [r]eject with feedback? "))
+            choice = CHOICES.get(raw.strip().lower())
+            if choice is not None:
+                return choice
+            self.console.print(
+                f"[yellow]{escape(repr(raw.strip()))} is not an answer: type a (approve), "
+                "e (edit) or r (reject).[/yellow]"
+            )
+
+    def ask_edit(self, request: dict) -> dict | None:
+        """The edited arguments (a JSON object), or ``None`` to go back to the choice."""
+        example = json.dumps(request["args"], ensure_ascii=False)
+        while True:
+            raw = self.console.input("new arguments as JSON (an empty line goes back): ").strip()
+            if not raw:
+                return None
+            try:
+                args = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                self.console.print(
+                    f"[yellow]not JSON ({escape(str(exc))}); give an object "
+                    f"like {escape(example)}[/yellow]"
+                )
+                continue
+            if not isinstance(args, dict):
+                self.console.print(
+                    f"[yellow]the arguments must be a JSON object, like {escape(example)}[/yellow]"
+                )
+                continue
+            return args
+
+    def show_recheck(self, request: dict) -> None:
+        """The re-check of an edited call that the critic doubts again (from the request)."""
+        info = request.get("inferact") or {}
+        score = info.get("score")
+        self.console.print(
+            "[bold]Re-check of your edit:[/bold] "
+            + (
+                f"score p(user's task) = {score:.2f} vs threshold {info.get('threshold')} -> "
+                if score is not None
+                else f"the critic failed ({escape(str(info.get('error')))}) -> "
+            )
+            + "[bold red]DOUBT again: ask the human[/bold red]"
+        )
+        if info.get("justification"):
+            self.console.print(
+                f"[dim]critic's justification: {escape(info['justification'])}[/dim]"
+            )
+
     def decide(self, interrupt_value: dict) -> Any:
         requests = interrupt_value.get("action_requests") or []
         if self.auto:
             feedback = oracle_feedback(self.name, self.env, self.task)
-            self.console.print(Panel(f"reject, with feedback: {feedback}",
-                                     title="decision (simulated human, --auto-feedback)"))
+            self.console.print(
+                Panel(
+                    f"reject, with feedback: {feedback}",
+                    title="decision (simulated human, --auto-feedback)",
+                )
+            )
             return {"decisions": [{"type": "reject", "message": feedback} for _ in requests]}
-        decisions = []
+        decisions: list[dict[str, Any]] = []
         for request in requests:
-            self.console.print(Panel(
-                f"{request.get('description')}\n{request['name']}"
-                f"({json.dumps(request['args'], ensure_ascii=False)})",
-                title="InferAct asks you"))
-            choice = self.console.input(escape("[a]pprove / [e]dit / [r]eject with feedback? ")).strip()
-            choice = (choice[:1] or "r").lower()
-            if choice == "a":
-                decisions.append({"type": "approve"})
-            elif choice == "e":
-                raw = self.console.input("new arguments as JSON: ")
-                try:
-                    args = json.loads(raw)
-                except json.JSONDecodeError:
-                    self.console.print("[red]not JSON: rejecting instead[/red]")
-                    decisions.append({"type": "reject", "message": "Rejected: bad edit."})
-                    continue
-                decisions.append({"type": "edit", "edited_action": {
-                    "name": request["name"], "args": args}})
-            else:
-                text = self.console.input("feedback for the agent: ").strip()
-                decisions.append({"type": "reject",
-                                  "message": text or "Rejected: this is not what I asked for."})
-            self.console.print(f"decision: {decisions[-1]['type']}")
+            call_id = (request.get("inferact") or {}).get("tool_call_id")
+            if call_id in self.edited:
+                self.show_recheck(request)
+            self.console.print(
+                Panel(
+                    f"{request.get('description')}\n{request['name']}"
+                    f"({json.dumps(request['args'], ensure_ascii=False)})",
+                    title="InferAct asks you",
+                )
+            )
+            decision: dict[str, Any] | None = None
+            while decision is None:
+                choice = self.ask_choice()
+                if choice == "approve":
+                    decision = {"type": "approve"}
+                elif choice == "edit":
+                    args = self.ask_edit(request)
+                    if args is not None:
+                        decision = {
+                            "type": "edit",
+                            "edited_action": {"name": request["name"], "args": args},
+                        }
+                        self.edited.add(call_id)
+                else:
+                    text = self.console.input("feedback for the agent: ").strip()
+                    decision = {
+                        "type": "reject",
+                        "message": text or "Rejected: this is not what I asked for.",
+                    }
+            decisions.append(decision)
+            self.console.print(f"decision: {decision['type']}")
         return {"decisions": decisions}
 
     # ------------------------------------------------------------------ trials
     def run_trial(self, thread: str, start: Any) -> tuple[bool, bool]:
         """Run (or resume) one trial; returns (rejected?, success?)."""
         cfg = {"configurable": {"thread_id": thread}}
-        payload, rejected = start, False
+        payload, rejected = start, _rejects(start)
         while True:
             interrupted = None
             for chunk in self.graph.stream(payload, cfg, stream_mode="updates"):
@@ -194,6 +322,13 @@ class _Demo:
         values = self.graph.get_state(cfg).values
         ok = _is_success(self.name, self.env, values, self.task)
         return rejected, ok
+
+
+def _rejects(payload: Any) -> bool:
+    """Whether a resume payload rejects a call (a resumed trial that ends on it was rejected)."""
+    resume = payload.resume if isinstance(payload, Command) else None
+    decisions = resume.get("decisions", []) if isinstance(resume, dict) else []
+    return any(d.get("type") == "reject" for d in decisions)
 
 
 def run_demo(
@@ -215,12 +350,16 @@ def run_demo(
     console = console or Console()
     errors = Console(stderr=True)
     if env_name not in ENVIRONMENTS:
-        raise DemoError(f"unknown environment {env_name!r}; choose one of {', '.join(ENVIRONMENTS)}")
+        raise DemoError(
+            f"unknown environment {env_name!r}; choose one of {', '.join(ENVIRONMENTS)}"
+        )
     tty = sys.stdin.isatty() if stdin_isatty is None else stdin_isatty
     if not auto_feedback and not tty:
-        errors.print("error: stdin is not a terminal, so nobody can review InferAct's doubts. "
-                     "Run `inferact demo` in a terminal, or pass --auto-feedback for a "
-                     "simulated human (CI, pipes).")
+        errors.print(
+            "error: stdin is not a terminal, so nobody can review InferAct's doubts. "
+            "Run `inferact demo` in a terminal, or pass --auto-feedback for a "
+            "simulated human (CI, pipes)."
+        )
         return EXIT_NO_TTY
     env = make_env(env_name)
     if not 0 <= task < len(env.tasks):
@@ -234,58 +373,102 @@ def run_demo(
         try:
             if model:
                 graph_kwargs["actor_model"] = factory.build_model(
-                    model, base_url=base_url, api_key=api_key)
+                    model, base_url=base_url, api_key=api_key
+                )
                 actor_label = f"live model {model}" + (f" at {base_url}" if base_url else "")
             if critic_model or base_url:
                 name = critic_model or model
                 if not name:
-                    raise DemoError("--base-url needs --critic-model (or --model) to name the model")
+                    raise DemoError(
+                        "--base-url needs --critic-model (or --model) to name the model"
+                    )
                 graph_kwargs["critic_model"] = factory.build_model(
-                    name, base_url=base_url, api_key=api_key)
+                    name, base_url=base_url, api_key=api_key
+                )
                 critic_label = f"live model {name}" + (f" at {base_url}" if base_url else "")
         except factory.ModelSetupError as exc:
             raise DemoError(str(exc)) from None
 
+    human_label = (
+        "simulated (--auto-feedback), feedback from the gold answer"
+        if auto_feedback
+        else "you, at this terminal"
+    )
     checkpointer, store = _open_persistence(Path(db))
-    demo = _Demo(env_name, task, console, auto_feedback, graph_kwargs, checkpointer, store,
-                 critic_label)
-    console.print(Panel(
-        f"environment: {env_name} (offline, deterministic), task {task}\n"
-        f"actor: {actor_label}\n"
-        f"critic: InferAct (task inference + verification), threshold 0.5\n"
-        f"critic model: {critic_label}\n"
-        f"human: {'simulated (--auto-feedback), feedback from the gold answer' if auto_feedback else 'you, at this terminal'}\n"
-        f"checkpoints + feedback memory: {db}",
-        title="inferact demo"))
+    demo = _Demo(
+        env_name, task, console, auto_feedback, graph_kwargs, checkpointer, store, critic_label
+    )
+    console.print(
+        Panel(
+            f"environment: {env_name} (offline, deterministic), task {task}\n"
+            f"actor: {actor_label}\n"
+            f"critic: InferAct (task inference + verification), threshold 0.5\n"
+            f"critic model: {critic_label}\n"
+            f"human: {human_label}\n"
+            f"checkpoints + feedback memory: {db}",
+            title="inferact demo",
+        )
+    )
     console.print(f"[bold]Task:[/bold] {demo.env.prompt(task)}")
 
-    base = thread or f"{env_name}-task{task}-{uuid.uuid4().hex[:8]}"
-    trial, start = 1, {"messages": [("user", demo.env.prompt(task))]}
-    if thread:
-        state = demo.graph.get_state({"configurable": {"thread_id": thread}})
-        if state.values and state.next:
-            console.print(f"resuming thread {thread} where it stopped")
-            start = None
-            if state.interrupts:
-                start = Command(resume=demo.decide(state.interrupts[0].value))
-        elif state.values:
-            console.print(f"thread {thread} is finished; starting the next trial")
-            trial = 2
+    base, trial = thread or f"{env_name}-task{task}-{uuid.uuid4().hex[:8]}", 1
+    later_trial = re.fullmatch(r"(.+)-trial(\d+)", base)
+    if later_trial:  # a later trial's thread (from a resume hint): keep counting from it
+        base, trial = later_trial.group(1), int(later_trial.group(2))
+
+    def thread_of(number: int) -> str:
+        return base if number == 1 else f"{base}-trial{number}"
+
+    current = thread_of(trial)
+    start: Any = {"messages": [("user", demo.env.prompt(task))]}
     ok = False
-    while trial <= max_trials:
-        current = base if trial == 1 else f"{base}-trial{trial}"
-        console.rule(f"Trial {trial} (thread {current})")
-        rejected, ok = demo.run_trial(current, start)
-        console.print(f"trial {trial}: " + ("[bold green]SUCCESS[/bold green]" if ok else
-                                           "[bold red]not successful[/bold red]")
-                      + (" (the action was rejected; the feedback is in memory)" if rejected
-                         else ""))
-        if ok or not rejected:
-            break
-        trial += 1
-        start = {"messages": [("user", demo.env.prompt(task))]}
-        console.print("The next trial starts in a new thread; InferAct's memory puts the "
-                      "feedback in context.")
-    console.print(f"resume or inspect later with: inferact demo {env_name} --task {task} "
-                  f"--thread {base} --db {db}")
+    try:
+        if thread:
+            state = demo.graph.get_state({"configurable": {"thread_id": thread}})
+            if state.values and state.next:
+                console.print(f"resuming thread {thread} where it stopped")
+                start = None
+                if state.interrupts:
+                    start = Command(resume=demo.decide(state.interrupts[0].value))
+            elif state.values:
+                console.print(f"thread {thread} is finished; starting the next trial")
+                trial += 1
+        while trial <= max_trials:
+            current = thread_of(trial)
+            console.rule(f"Trial {trial} (thread {current})")
+            rejected, ok = demo.run_trial(current, start)
+            console.print(
+                f"trial {trial}: "
+                + (
+                    "[bold green]SUCCESS[/bold green]"
+                    if ok
+                    else "[bold red]not successful[/bold red]"
+                )
+                + (" (the action was rejected; the feedback is in memory)" if rejected else "")
+            )
+            if ok or not rejected:
+                break
+            trial += 1
+            start = {"messages": [("user", demo.env.prompt(task))]}
+            console.print(
+                "The next trial starts in a new thread; InferAct's memory puts the "
+                "feedback in context."
+            )
+    except (KeyboardInterrupt, EOFError) as stop:
+        why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "end of input"
+        console.print(
+            f"\n[bold]stopped ({why}).[/bold] Thread {current} is saved in {db}; a pending "
+            "review stays pending (nothing was approved) until you answer it.\n"
+            f"resume with: {_demo_command(env_name, task, current, db)}"
+        )
+        return EXIT_INTERRUPTED
+    console.print(f"resume or inspect later with: {_demo_command(env_name, task, base, db)}")
     return 0 if ok else 1
+
+
+def _demo_command(env_name: str, task: int, thread: str, db: Path) -> str:
+    """The command that resumes a thread, quoted for a POSIX shell."""
+    return (
+        f"inferact demo {shlex.quote(env_name)} --task {task} "
+        f"--thread {shlex.quote(thread)} --db {shlex.quote(str(db))}"
+    )

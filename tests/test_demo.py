@@ -25,8 +25,9 @@ def test_demo_auto_feedback_runs_offline(name, tmp_path):
 
 
 def test_demo_without_tty_and_without_auto_feedback_fails_at_once(tmp_path):
-    result = CliRunner().invoke(app, ["demo", "webshop", "--db", str(tmp_path / "d.sqlite")],
-                                input="")
+    result = CliRunner().invoke(
+        app, ["demo", "webshop", "--db", str(tmp_path / "d.sqlite")], input=""
+    )
     assert result.exit_code != 0
     assert "not a terminal" in result.output and "--auto-feedback" in result.output
 
@@ -34,18 +35,21 @@ def test_demo_without_tty_and_without_auto_feedback_fails_at_once(tmp_path):
 def test_demo_thread_resumes_a_finished_session(tmp_path):
     db = tmp_path / "demo.sqlite"
     runner = CliRunner()
-    first = runner.invoke(app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db),
-                                "--thread", "s1"])
+    first = runner.invoke(
+        app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db), "--thread", "s1"]
+    )
     assert first.exit_code == 0, first.output
-    again = runner.invoke(app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db),
-                                "--thread", "s1"])
+    again = runner.invoke(
+        app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db), "--thread", "s1"]
+    )
     assert again.exit_code == 0, again.output
     assert "thread s1 is finished" in again.output
 
 
 def test_demo_rejects_unknown_env(tmp_path):
-    result = CliRunner().invoke(app, ["demo", "chess", "--auto-feedback",
-                                      "--db", str(tmp_path / "d.sqlite")])
+    result = CliRunner().invoke(
+        app, ["demo", "chess", "--auto-feedback", "--db", str(tmp_path / "d.sqlite")]
+    )
     assert result.exit_code != 0
     assert "unknown environment" in result.output
 
@@ -59,3 +63,114 @@ def test_demo_interactive_reject_then_success(tmp_path, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda *a, **k: next(answers))
     code = run_demo("webshop", db=Path(tmp_path / "d.sqlite"), stdin_isatty=True)
     assert code == 0
+
+
+# ---------------------------------------------------------------------------- the review prompt
+GOLD_EDIT = '{"asin": "B0SHD66X66", "options": {"color": "white"}, "price": 72.99}'
+
+
+def run_interactive(tmp_path, monkeypatch, answers, **options):
+    """Run the webshop demo at a (fake) terminal that types ``answers``; return (code, output).
+
+    An exception instance among the answers is raised by ``input()`` (Ctrl-C, end of input).
+    """
+    import io
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from inferact_langgraph.demo import run_demo
+
+    typed = iter(answers)
+
+    def fake_input(*_args, **_kwargs):
+        answer = next(typed, None)
+        if answer is None:
+            raise AssertionError("the demo asked for more input than the test scripted")
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    out = io.StringIO()
+    options.setdefault("db", Path(tmp_path / "d.sqlite"))
+    code = run_demo("webshop", stdin_isatty=True, console=Console(file=out, width=1000), **options)
+    assert next(typed, None) is None, "the demo did not ask for every scripted answer"
+    return code, out.getvalue()
+
+
+def test_review_prompt_asks_again_on_anything_unrecognised(tmp_path, monkeypatch):
+    answers = ["x", "", "apple", "  REJECT ", "buy the 66 x 66 inch one, in white"]
+    code, out = run_interactive(tmp_path, monkeypatch, answers)
+    assert out.count("is not an answer: type a (approve), e (edit) or r (reject)") == 3
+    assert "'apple' is not an answer" in out  # a word starting with "a" never approves
+    assert "decision: reject" in out and "decision: approve" not in out
+    assert "buy the 66 x 66 inch one, in white" in out  # the feedback reached trial 2's memory
+    assert code == 0 and "trial 2: SUCCESS" in out
+
+
+@pytest.mark.parametrize("word", ["approve", "Approve", "a"])
+def test_review_prompt_accepts_words_and_letters(tmp_path, monkeypatch, word):
+    code, out = run_interactive(tmp_path, monkeypatch, [word])
+    assert "decision: approve" in out and "is not an answer" not in out
+    assert code == 1  # the approved purchase was the wrong product: the trial failed
+
+
+def test_edit_asks_again_for_bad_json_then_shows_the_recheck(tmp_path, monkeypatch):
+    answers = ["edit", "", "e", "not json", "[1]", GOLD_EDIT]
+    code, out = run_interactive(tmp_path, monkeypatch, answers)
+    assert "not JSON" in out and "the arguments must be a JSON object" in out
+    recheck = out.index("Re-check of your edit:")
+    assert "InferAct check of buy_now" in out[recheck:]
+    assert "OK: the action runs" in out[recheck:]
+    assert code == 0 and "trial 1: SUCCESS" in out
+    # the edited call is shown as edited, without the thought written for the original call
+    assert 'Action (as you edited it): buy_now({"asin": "B0SHD66X66"' in out
+    assert out.count("I will buy it.") == 1
+
+
+def test_an_edit_the_critic_still_doubts_shows_the_recheck_and_asks_again(tmp_path, monkeypatch):
+    doubtful = '{"asin": "B0SHDCUSTM", "options": {"color": "white"}, "price": 45.99}'
+    answers = ["e", doubtful, "r", "the 66 x 66 inch shade, please"]
+    code, out = run_interactive(tmp_path, monkeypatch, answers)
+    assert "Re-check of your edit: score p(user's task) = 0.10" in out
+    assert "DOUBT again" in out
+    assert out.count("InferAct asks you") == 2
+    assert code == 0 and "trial 2: SUCCESS" in out
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt(), EOFError()])
+def test_ctrl_c_at_the_review_prints_how_to_resume_and_the_hint_works(tmp_path, monkeypatch, stop):
+    import re
+    from pathlib import Path
+
+    code, out = run_interactive(tmp_path, monkeypatch, [stop])
+    assert code == 130
+    assert "nothing was approved" in out
+    hint = re.search(r"resume with: inferact demo webshop --task 0 --thread (\S+) --db (\S+)", out)
+    assert hint, out
+    thread, db = hint.group(1), Path(hint.group(2))
+    assert db == tmp_path / "d.sqlite"
+
+    code, out = run_interactive(
+        tmp_path, monkeypatch, ["r", "66 x 66 inch, white"], thread=thread, db=db
+    )
+    assert f"resuming thread {thread}" in out
+    assert code == 0 and "trial 2: SUCCESS" in out
+
+
+def test_ctrl_c_at_the_feedback_prompt_names_the_thread_and_decides_nothing(tmp_path, monkeypatch):
+    import re
+
+    code, out = run_interactive(tmp_path, monkeypatch, ["r", KeyboardInterrupt()])
+    assert code == 130 and "decision:" not in out  # the half-typed rejection was not sent
+    thread = re.search(r"--thread (\S+)", out).group(1)
+    code, out = run_interactive(tmp_path, monkeypatch, ["a"], thread=thread)
+    assert "InferAct asks you" in out and "decision: approve" in out  # still pending
+
+
+def test_a_later_trials_thread_counts_as_that_trial(tmp_path, monkeypatch):
+    # a resume hint printed during trial 2 names the thread "<base>-trial2"
+    code, out = run_interactive(tmp_path, monkeypatch, ["a"], thread="mine-trial2")
+    assert "Trial 2 (thread mine-trial2)" in out and "Trial 1" not in out
+    assert "--thread mine " in out  # the session's base thread, for the next trials
