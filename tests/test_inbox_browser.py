@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.inbox_support import CLI, INBOX_APP, chromium_context, langgraph_dev
+from inbox_support import CLI, INBOX_APP, chromium_context, langgraph_dev
 
 pytestmark = [
     pytest.mark.slow,
