@@ -13,7 +13,6 @@ import re
 import time
 
 import pytest
-
 from inbox_support import CLI, INBOX_APP, chromium_context, langgraph_dev
 
 pytestmark = [
