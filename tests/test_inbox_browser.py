@@ -258,3 +258,18 @@ def test_the_page_is_static_and_locked_down(server) -> None:
     script = httpx.get(f"{server['url']}/inferact/static/inbox.js").text
     assert "innerHTML" not in script.replace("never assigns innerHTML", "")
     assert httpx.get(f"{server['url']}/inferact/static/..%2Fapp.py").status_code == 404
+
+
+def test_a_narrow_window_shows_one_column(browser, server) -> None:
+    thread_id = start(server, "Buy the blue mug B02 (narrow)")
+    page = browser.new_page()
+    page.set_viewport_size({"width": 380, "height": 700})
+    try:
+        open_review(page, server, thread_id)
+        assert not page.locator("#list-pane").is_visible()  # the review replaces the list
+        assert page.evaluate("document.documentElement.scrollWidth") <= 380  # no sideways scroll
+        page.keyboard.press("Escape")  # and back
+        assert page.locator("#list-pane").is_visible() and not page.locator("#detail").is_visible()
+        assert item(page, thread_id).evaluate("e => e === document.activeElement")
+    finally:
+        page.close()

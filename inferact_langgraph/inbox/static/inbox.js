@@ -18,6 +18,7 @@
     listError: null,
     lastRefresh: null,
     sending: false,
+    decided: new Set(),   // threads this page has just resumed (their review left the list)
   };
 
   const $ = (id) => document.getElementById(id);
@@ -142,7 +143,7 @@
   }
 
   function markOpenGone() {
-    if (!state.openId || state.listError || state.sending) return;
+    if (!state.openId || state.listError || state.sending || state.decided.has(state.openId)) return;
     const still = state.reviews.some((r) => r.thread_id === state.openId);
     const notice = $("gone-notice");
     if (notice) notice.hidden = still;
@@ -151,6 +152,7 @@
   // ------------------------------------------------------------------ one review
   async function openReview(threadId, focus) {
     state.openId = threadId;
+    state.decided.delete(threadId);
     if (location.hash !== "#/thread/" + threadId) history.replaceState(null, "", "#/thread/" + threadId);
     document.body.classList.add("reading");
     renderList();
@@ -261,8 +263,10 @@
         el("div", {class: "table-wrap"}, el("table", {class: "options"},
           el("thead", {}, el("tr", {},
             el("th", {scope: "col"}, ""), el("th", {scope: "col"}, "Option"),
-            el("th", {scope: "col", class: "num"}, "Original order"),
-            el("th", {scope: "col", class: "num"}, "Reversed order"),
+            el("th", {scope: "col", class: "num", title: "Options shown in the original order"},
+              el("span", {class: "long"}, "Original order"), el("span", {class: "short"}, "Orig.")),
+            el("th", {scope: "col", class: "num", title: "Options shown in the reversed order"},
+              el("span", {class: "long"}, "Reversed order"), el("span", {class: "short"}, "Rev.")),
             el("th", {scope: "col", class: "num"}, "Mean"))),
           el("tbody", {}, rows))));
     } else if (action.inferred_tasks && action.inferred_tasks.length) {
@@ -424,6 +428,7 @@
       refresh();
       return;
     }
+    state.decided.add(view.thread_id);
     showOutcome(view, form, outcome, result.body);
     refresh();
   }
