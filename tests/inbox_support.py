@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -13,8 +14,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 ROOT = Path(__file__).resolve().parents[1]
 INBOX_APP = Path(__file__).parent / "inbox_app"
@@ -113,3 +117,44 @@ def chromium_context(**options) -> Iterator[object]:
             yield context
         finally:
             context.close()
+
+
+# The test graph as a module (loaded by path: the server loads it the same way).
+_spec = importlib.util.spec_from_file_location(
+    "inbox_test_graph", INBOX_APP / "inbox_test_graph.py"
+)
+shop = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shop)
+
+
+def to_json(value: Any) -> Any:
+    """What the LangGraph server sends: messages as their dicts, everything as JSON."""
+    return json.loads(
+        json.dumps(
+            value, default=lambda o: o.model_dump() if isinstance(o, BaseMessage) else str(o)
+        )
+    )
+
+
+def thread_dict(graph: Any, config: dict, thread_id: str) -> dict:
+    """The thread as the server's ``threads.get`` gives it, from an in-process graph."""
+    state = graph.get_state(config)
+    return {
+        "thread_id": thread_id,
+        "created_at": "2026-12-01T07:00:00+00:00",
+        "updated_at": "2026-12-01T07:01:00+00:00",
+        "status": "interrupted" if state.interrupts else "idle",
+        "metadata": {"graph_id": "shop", "assistant_id": "a-1"},
+        "values": to_json(state.values),
+        "interrupts": {
+            "task-1": [{"id": i.id, "value": to_json(i.value)} for i in state.interrupts]
+        },
+    }
+
+
+def run_shop(task: str, thread_id: str = "t1") -> tuple[Any, dict]:
+    """Run the test graph in process (InMemorySaver) until it waits on a review."""
+    graph = shop.build_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke({"messages": [("user", task)]}, config)
+    return graph, config

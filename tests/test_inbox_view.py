@@ -4,57 +4,19 @@ current one (``inferact`` without task / chain / options) and the extended one (
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.memory import InMemorySaver
+from inbox_support import run_shop, shop, thread_dict
 from langgraph.types import Command
 
 from inferact_langgraph.inbox import thread_view, validate_decisions
 
-_spec = importlib.util.spec_from_file_location(
-    "inbox_test_graph", Path(__file__).parent / "inbox_app" / "inbox_test_graph.py"
-)
-shop = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(shop)
-
-
-def _json(value: Any) -> Any:
-    """What the LangGraph server sends: messages as their dicts, everything as JSON."""
-    return json.loads(
-        json.dumps(
-            value, default=lambda o: o.model_dump() if isinstance(o, BaseMessage) else str(o)
-        )
-    )
-
-
-def _thread(graph: Any, config: dict, thread_id: str) -> dict:
-    state = graph.get_state(config)
-    return {
-        "thread_id": thread_id,
-        "created_at": "2026-12-01T07:00:00+00:00",
-        "updated_at": "2026-12-01T07:01:00+00:00",
-        "status": "interrupted" if state.interrupts else "idle",
-        "metadata": {"graph_id": "shop", "assistant_id": "a-1"},
-        "values": _json(state.values),
-        "interrupts": {"task-1": [{"id": i.id, "value": _json(i.value)} for i in state.interrupts]},
-    }
-
-
-def _run(task: str, thread_id: str = "t1") -> tuple[Any, dict]:
-    graph = shop.build_graph(InMemorySaver())
-    config = {"configurable": {"thread_id": thread_id}}
-    graph.invoke({"messages": [("user", task)]}, config)
-    return graph, config
-
 
 def test_current_payload_falls_back_to_the_state() -> None:
-    graph, config = _run("Buy the blue mug B02")
-    view = thread_view(_thread(graph, config, "t1"))
+    graph, config = run_shop("Buy the blue mug B02")
+    view = thread_view(thread_dict(graph, config, "t1"))
     assert view is not None and view["task"] == "Buy the blue mug B02"
     [review] = view["reviews"]
     [action] = review["actions"]
@@ -94,8 +56,8 @@ def test_current_payload_falls_back_to_the_state() -> None:
 
 
 def test_extended_payload_is_used_as_given() -> None:
-    graph, config = _run("Buy the blue mug B02")
-    thread = _thread(graph, config, "t1")
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
     [item] = thread["interrupts"]["task-1"]
     info = item["value"]["action_requests"][0]["inferact"]
     info.update(
@@ -130,8 +92,8 @@ def test_extended_payload_is_used_as_given() -> None:
 
 def test_extended_payload_without_state_values() -> None:
     """A thread read without its values (e.g. a narrow select) still shows the payload."""
-    graph, config = _run("Buy the blue mug B02")
-    thread = _thread(graph, config, "t1")
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
     info = thread["interrupts"]["task-1"][0]["value"]["action_requests"][0]["inferact"]
     info.update(
         task="T",
@@ -147,8 +109,8 @@ def test_extended_payload_without_state_values() -> None:
 
 
 def test_several_actions_are_one_review() -> None:
-    graph, config = _run("Buy two mugs: B02 and B04")
-    [review] = thread_view(_thread(graph, config, "t2"))["reviews"]
+    graph, config = run_shop("Buy two mugs: B02 and B04")
+    [review] = thread_view(thread_dict(graph, config, "t2"))["reviews"]
     assert [a["args"]["asin"] for a in review["actions"]] == ["B01", "B03"]
     assert [a["index"] for a in review["actions"]] == [0, 1]
     # Each action's chain ends on its own pending call.
@@ -159,7 +121,7 @@ def test_several_actions_are_one_review() -> None:
 
 
 def test_an_edited_call_under_review_shows_its_new_arguments_not_the_old_verdict() -> None:
-    graph, config = _run("Buy the blue mug B02")
+    graph, config = run_shop("Buy the blue mug B02")
     graph.invoke(
         Command(
             resume={
@@ -170,7 +132,7 @@ def test_an_edited_call_under_review_shows_its_new_arguments_not_the_old_verdict
         ),
         config,
     )
-    [action] = thread_view(_thread(graph, config, "t1"))["reviews"][0]["actions"]
+    [action] = thread_view(thread_dict(graph, config, "t1"))["reviews"][0]["actions"]
     assert action["args"] == {"asin": "B03"} and action["score"] == 0.25
     assert action["action_chain"][-1] == {"action": 'buy_now(asin="B03")', "observation": None}
     # The verdict in state is the one for B01: it is not shown as this call's options.
@@ -179,8 +141,8 @@ def test_an_edited_call_under_review_shows_its_new_arguments_not_the_old_verdict
 
 
 def test_critic_error_is_shown_and_memory_messages_are_not_the_task() -> None:
-    graph, config = _run("Buy the blue mug B02")
-    thread = _thread(graph, config, "t1")
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
     info = thread["interrupts"]["task-1"][0]["value"]["action_requests"][0]["inferact"]
     info.update(score=None, error="CriticTimeoutError: the critic model did not answer in 30s")
     thread["values"]["inferact_checks"] = {}
@@ -216,7 +178,7 @@ def test_threads_without_an_inferact_review_have_no_view() -> None:
     ],
 )
 def test_bad_decisions_are_refused_with_the_reason(decisions: Any, error: str) -> None:
-    graph, config = _run("Buy the blue mug B02")
+    graph, config = run_shop("Buy the blue mug B02")
     request = graph.get_state(config).interrupts[0].value
     value, problem = validate_decisions({"decisions": decisions}, request)
     assert value is None and error in problem

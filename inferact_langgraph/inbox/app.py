@@ -160,6 +160,13 @@ def _server_error(exc: httpx.HTTPStatusError, doing: str) -> JSONResponse:
     return _error(status if 400 <= status < 600 else 502, f"{doing}: {detail}.{hint}".strip())
 
 
+def _interrupt_count(thread: Mapping[str, Any]) -> int:
+    """All pending interrupts of a thread, InferAct's or not."""
+    raw = thread.get("interrupts") or {}
+    groups = raw.values() if isinstance(raw, Mapping) else [raw]
+    return sum(len(g) if isinstance(g, list) else 1 for g in groups)
+
+
 def _summary(view: ThreadView) -> dict[str, Any]:
     actions = [a for r in view["reviews"] for a in r["actions"]]
     scores = [a["score"] for a in actions if a["score"] is not None]
@@ -377,16 +384,10 @@ def create_app(
         resume, problem = validate_decisions(body, target["value"])
         if problem is not None:
             return _error(422, problem)
-        # Several interrupts pending at once (one per tool call): answer this one by its id.
-        all_pending = (
-            sum(
-                len(g) if isinstance(g, list) else 1
-                for g in (thread.get("interrupts") or {}).values()
-            )
-            if isinstance(thread.get("interrupts"), Mapping)
-            else len(pending)
-        )
-        command = {"resume": {target["id"]: resume} if all_pending > 1 else resume}
+        # Several interrupts pending at once (e.g. one per tool call with the middleware's
+        # review_in="tool_call"): a bare resume is refused by LangGraph; answer this one by id.
+        several = _interrupt_count(thread) > 1
+        command = {"resume": {target["id"]: resume} if several else resume}
         metadata = thread.get("metadata") or {}
         assistant = metadata.get("assistant_id") or metadata.get("graph_id")
         if not assistant:

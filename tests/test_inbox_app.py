@@ -1,0 +1,171 @@
+"""The inbox's HTTP API in process (ASGI, no server): decisions are checked before anything is
+sent, the server's refusals are relayed, and the app is what ``langgraph.json`` serves."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from inbox_support import run_shop, thread_dict
+from starlette.applications import Starlette
+
+from inferact_langgraph.inbox import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class FakeServer:
+    """Stands in for the LangGraph SDK client: one thread, and a record of what was sent."""
+
+    def __init__(self, thread: dict[str, Any], refuse: int | None = None) -> None:
+        self.thread = thread
+        self.refuse = refuse
+        self.created: list[tuple] = []
+        self.threads = self
+        self.runs = _Runs(self)
+
+    async def search(self, **kwargs: Any) -> list[dict]:
+        return [self.thread]
+
+    async def get(self, thread_id: str) -> dict:
+        if thread_id != self.thread["thread_id"]:
+            request = httpx.Request("GET", f"http://api/threads/{thread_id}")
+            response = httpx.Response(404, json={"detail": "Thread not found"}, request=request)
+            raise httpx.HTTPStatusError("404", request=request, response=response)
+        return self.thread
+
+
+class _Runs:
+    def __init__(self, server: FakeServer) -> None:
+        self.server = server
+
+    async def create(self, thread_id: str, assistant: str, **kwargs: Any) -> dict:
+        if self.server.refuse:
+            request = httpx.Request("POST", "http://api/runs")
+            response = httpx.Response(
+                self.server.refuse, json={"detail": "Thread is busy"}, request=request
+            )
+            raise httpx.HTTPStatusError("refused", request=request, response=response)
+        self.server.created.append((thread_id, assistant, kwargs))
+        self.server.thread = {**self.server.thread, "status": "idle", "interrupts": {}}
+        return {"run_id": "r1"}
+
+    async def join(self, thread_id: str, run_id: str) -> dict:
+        return {}
+
+    async def get(self, thread_id: str, run_id: str) -> dict:
+        return {"run_id": run_id, "status": "success"}
+
+
+def _post(server: FakeServer, body: Any, content_type: str = "application/json") -> httpx.Response:
+    app = create_app(client_factory=lambda request: server)
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://inbox") as client:
+            data = body if isinstance(body, str) else json.dumps(body)
+            return await client.post(
+                f"/inferact/api/reviews/{server.thread['thread_id']}/decisions",
+                content=data,
+                headers={"content-type": content_type},
+            )
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def waiting() -> FakeServer:
+    graph, config = run_shop("Buy the blue mug B02")
+    return FakeServer(thread_dict(graph, config, "t1"))
+
+
+def _interrupt_id(server: FakeServer) -> str:
+    return server.thread["interrupts"]["task-1"][0]["id"]
+
+
+def test_a_valid_decision_resumes_with_the_librarys_format(waiting: FakeServer) -> None:
+    body = {
+        "interrupt_id": _interrupt_id(waiting),
+        "decisions": [{"type": "reject", "message": "no"}],
+    }
+    response = _post(waiting, body)
+    assert response.status_code == 200 and response.json()["outcome"] == "finished"
+    [(thread_id, assistant, kwargs)] = waiting.created
+    assert (thread_id, assistant) == ("t1", "a-1")
+    assert kwargs["command"] == {"resume": {"decisions": [{"type": "reject", "message": "no"}]}}
+    assert kwargs["multitask_strategy"] == "reject"
+
+
+def test_several_pending_interrupts_are_answered_by_id(waiting: FakeServer) -> None:
+    first = waiting.thread["interrupts"]["task-1"][0]
+    waiting.thread["interrupts"]["task-2"] = [{**first, "id": "other-interrupt"}]
+    body = {"interrupt_id": "other-interrupt", "decisions": [{"type": "approve"}]}
+    assert _post(waiting, body).status_code == 200
+    [(_, _, kwargs)] = waiting.created
+    assert kwargs["command"] == {
+        "resume": {"other-interrupt": {"decisions": [{"type": "approve"}]}}
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "says"),
+    [
+        (
+            {"decisions": [{"type": "edit", "edited_action": {"name": "buy_now", "args": "B03"}}]},
+            "application/json",
+            422,
+            "a dict 'args'",
+        ),
+        ({"decisions": []}, "application/json", 422, "expected 1 decision(s), got 0"),
+        (
+            {"interrupt_id": "gone", "decisions": [{"type": "approve"}]},
+            "application/json",
+            409,
+            "no longer pending",
+        ),
+        ("decisions=approve", "application/x-www-form-urlencoded", 415, "as JSON"),
+        ("{not json", "application/json", 400, "not JSON"),
+    ],
+)
+def test_bad_or_stale_decisions_are_refused_and_nothing_is_sent(
+    waiting: FakeServer, body: Any, content_type: str, status: int, says: str
+) -> None:
+    response = _post(waiting, body, content_type)
+    assert response.status_code == status and says in response.json()["error"]
+    assert waiting.created == []
+
+
+def test_the_servers_refusal_is_relayed_with_its_reason(waiting: FakeServer) -> None:
+    waiting.refuse = 409
+    response = _post(waiting, {"decisions": [{"type": "approve"}]})
+    assert response.status_code == 409
+    assert response.json()["error"].startswith("The server refused the decision: Thread is busy.")
+    assert "try again" in response.json()["error"]
+
+
+def test_the_root_langgraph_json_serves_the_inbox() -> None:
+    """What the server does with ``http.app`` (langgraph_api.api.load_custom_app)."""
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    module, _, name = config["http"]["app"].partition(":")
+    app = getattr(importlib.import_module(module), name)
+    assert isinstance(app, Starlette)
+    assert "/inferact/inbox" in {r.path for r in app.routes}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"prefix": "inbox"}, "prefix"),
+        ({"prefix": "/x/"}, "prefix"),
+        ({"limit": 0}, "limit"),
+        ({"run_timeout": 0}, "run_timeout"),
+    ],
+)
+def test_bad_options_are_refused_when_the_app_is_built(kwargs: dict, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        create_app(**kwargs)
