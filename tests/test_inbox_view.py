@@ -220,3 +220,37 @@ def test_decisions_are_checked_against_each_actions_allowed_decisions() -> None:
         "decisions[0]: 'edit' is not allowed for buy_now; "
         "allowed decisions are ['approve', 'reject']"
     )
+
+
+def test_per_order_probabilities_are_read_from_alfworld_style_answers_too() -> None:
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
+    [record] = thread["values"]["inferact_checks"].values()
+    record["verdict"]["options"] = ["heat an egg", "cool an egg", "put an egg in the fridge"]
+    record["verdict"]["inferred_tasks"] = ["heat an egg", "cool an egg"]
+    record["verdict"]["option_probs"] = {"A": 0.5, "B": 0.15, "C": 0.35}
+    record["verdict"]["raw"] = {
+        # Original order A B C; the reversed answer rates C B A under the labels A B C.
+        "verification_original": "A: Completed P_A: 0.9\nB: Not Completed P_B: 0.2\n"
+        "C: Completed P_C: 0.3",
+        "verification_reversed": "A: Completed P_A: 0.4\nB: Not Completed P_B: 0.1\n"
+        "C: Completed P_C: 0.1",
+    }
+    [action] = thread_view(thread)["reviews"][0]["actions"]
+    assert [
+        (o["label"], o["kind"], o["p_original"], o["p_reversed"]) for o in action["options"]
+    ] == [
+        ("A", "inferred", 0.9, 0.1),
+        ("B", "inferred", 0.2, 0.1),
+        ("C", "task", 0.3, 0.4),
+    ]
+
+
+def test_unreadable_raw_answers_leave_the_per_order_columns_empty() -> None:
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
+    [record] = thread["values"]["inferact_checks"].values()
+    record["verdict"]["raw"] = {"verification_original": "I cannot answer that."}
+    [action] = thread_view(thread)["reviews"][0]["actions"]
+    assert {o["p_original"] for o in action["options"]} == {None}
+    assert [o["p_mean"] for o in action["options"]] == [0.0, 0.6, 0.0, 0.25, 0.0]

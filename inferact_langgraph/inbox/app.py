@@ -236,7 +236,8 @@ def _outcome(
     thread: Mapping[str, Any], joined: Any, decided_ids: Sequence[str], status: str | None
 ) -> dict[str, Any]:
     """What the run did after the decision: finished, a new review, another interrupt, error."""
-    values = thread.get("values") if isinstance(thread.get("values"), Mapping) else {}
+    raw_values = thread.get("values")
+    values: Mapping[str, Any] = raw_values if isinstance(raw_values, Mapping) else {}
     audit = [
         e
         for e in (values.get("inferact_audit") or [])

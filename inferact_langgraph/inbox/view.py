@@ -42,8 +42,9 @@ Example:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from typing_extensions import TypedDict
@@ -250,14 +251,17 @@ def action_view(
     options_text = info.get("options")
     mean = info.get("option_probs")
     orders = info.get("order_probs")
+    n_inferred = len(inferred)
     if not options_text and verdict is not None and verdict.get("options"):
         options_text = verdict.get("options")
         mean = verdict.get("option_probs")
         orders = _order_probs_from_raw(verdict)
+        # The options list the verdict's inferred tasks first, then the user's task.
+        n_inferred = len(verdict.get("inferred_tasks") or [])
         if not inferred:
             inferred = [str(t) for t in verdict.get("inferred_tasks") or []]
         from_state.append("options")
-    options = _options(options_text or [], n_inferred=len(inferred), mean=mean, orders=orders)
+    options = _options(options_text or [], n_inferred=n_inferred, mean=mean, orders=orders)
 
     return {
         "index": index,
@@ -398,7 +402,10 @@ def _order_probs_from_raw(verdict: Mapping[str, Any]) -> dict[str, dict[str, flo
         text = raw.get(f"verification_{order}")
         if not isinstance(text, str):
             continue
-        answer_format = "alfworld" if "completed" in text.lower() else "topk"
+        # The paper's two answer formats: "G1: <label> P1: <p>" or "A: Completed P_A: <p>".
+        answer_format: Literal["topk", "alfworld"] = (
+            "topk" if re.search(r"\bG1\s*:", text) else "alfworld"
+        )
         try:
             answer = parse_verification(text, labels, answer_format=answer_format)
         except (InferActError, ValueError):
