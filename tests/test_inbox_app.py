@@ -11,10 +11,15 @@ from typing import Any
 
 import httpx
 import pytest
-from inbox_support import run_shop, thread_dict
+from inbox_support import run_shop, shop, thread_dict, to_json
+from langchain.agents import create_agent
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from starlette.applications import Starlette
 
-from inferact_langgraph.inbox import create_app
+from inferact_langgraph import InferActCritic, InferActMiddleware
+from inferact_langgraph.inbox import create_app, thread_view
+from inferact_langgraph.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,3 +174,67 @@ def test_the_root_langgraph_json_serves_the_inbox() -> None:
 def test_bad_options_are_refused_when_the_app_is_built(kwargs: dict, error: str) -> None:
     with pytest.raises(ValueError, match=error):
         create_app(**kwargs)
+
+
+class GraphServer(FakeServer):
+    """A fake server backed by a real graph in process: a resume really runs it."""
+
+    def __init__(self, graph: Any, config: dict) -> None:
+        self.graph, self.config = graph, config
+        super().__init__(self._thread())
+        self.runs = _GraphRuns(self)
+
+    def _thread(self) -> dict:
+        state = self.graph.get_state(self.config)
+        groups = {
+            f"task-{i}": [{"id": x.id, "value": to_json(x.value)}]
+            for i, x in enumerate(state.interrupts)
+        }
+        return {
+            "thread_id": "t1",
+            "status": "interrupted" if state.interrupts else "idle",
+            "metadata": {"graph_id": "shop"},
+            "values": to_json(state.values),
+            "interrupts": groups,
+        }
+
+
+class _GraphRuns(_Runs):
+    async def create(self, thread_id: str, assistant: str, **kwargs: Any) -> dict:
+        self.server.created.append((thread_id, assistant, kwargs))
+        await self.server.graph.ainvoke(
+            Command(resume=kwargs["command"]["resume"]), self.server.config
+        )
+        self.server.thread = self.server._thread()
+        return {"run_id": f"r{len(self.server.created)}"}
+
+
+def test_reviews_pending_at_once_are_decided_one_by_one() -> None:
+    """With InferActMiddleware(review_in="tool_call") each doubtful call is its own interrupt."""
+    critic = InferActCritic(model=ScriptedChatModel(responder=shop.judge), threshold=0.5)
+    agent = create_agent(
+        ScriptedChatModel(responder=shop.actor),
+        [shop.search, shop.buy_now],
+        middleware=[InferActMiddleware(critic=critic, review_in="tool_call")],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    agent.invoke({"messages": [("user", "Buy two mugs: B02 and B04")]}, config)
+    server = GraphServer(agent, config)
+    view = thread_view(server.thread)
+    assert [r["actions"][0]["args"]["asin"] for r in view["reviews"]] == ["B01", "B03"]
+    _, second = (r["interrupt_id"] for r in view["reviews"])
+
+    response = _post(
+        server, {"interrupt_id": second, "decisions": [{"type": "reject", "message": "not B03"}]}
+    )
+    assert response.status_code == 200 and response.json()["outcome"] == "review"
+    left = response.json()["review"]["reviews"]
+    assert [r["actions"][0]["args"]["asin"] for r in left] == ["B01"]
+
+    response = _post(
+        server, {"interrupt_id": left[0]["interrupt_id"], "decisions": [{"type": "approve"}]}
+    )
+    assert response.status_code == 200 and response.json()["outcome"] == "finished"
+    tools = {m["content"] for m in server.thread["values"]["messages"] if m["type"] == "tool"}
+    assert "bought B01" in tools and "bought B03" not in tools
