@@ -273,3 +273,20 @@ def test_a_narrow_window_shows_one_column(browser, server) -> None:
         assert item(page, thread_id).evaluate("e => e === document.activeElement")
     finally:
         page.close()
+
+
+def test_a_failed_critic_is_shown_and_a_person_decides(page, server) -> None:
+    thread_id = start(server, "Buy the blue mug B02 (critic unreachable)")
+    page.goto(f"{server['url']}/inferact/inbox")
+    assert item(page, thread_id).locator(".badge.failed").inner_text() == "critic failed"
+    item(page, thread_id).click()
+    card = page.locator("#detail article.action")
+    error = card.locator("[data-field=error]")
+    assert "the critic model is unreachable (connection refused)" in error.inner_text()
+    assert card.locator("[data-field=score]").count() == 0  # no score to show
+    card.get_by_label("Approve").check()
+    page.locator("#detail button.send").click()
+    outcome = page.locator("#detail .outcome[data-outcome]")
+    outcome.wait_for()
+    assert outcome.get_attribute("data-outcome") == "finished"
+    assert "buy_now: approve by human" in outcome.inner_text()

@@ -8,7 +8,8 @@ purchase is the product the task names (``B0n``): 0.2 in the original option ord
 the reversed one (mean 0.25) when it is not, 0.9 / 0.8 when it is.
 
 Task words steer the actor: "two" buys two wrong products in one step; "hostile" makes the
-search result, the purchase arguments and the critic's justification carry HTML and script.
+search result, the purchase arguments and the critic's justification carry HTML and script;
+"unreachable" makes the critic model fail (the guard then asks a human, saying why).
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def _options(prompt: str) -> list[tuple[str, str]]:
 def judge(messages: list) -> str:
     """The scripted critic model (InferAct's inference, then verification in both orders)."""
     prompt = str(messages[-1].content)
+    if "unreachable" in prompt:
+        raise ConnectionError("the critic model is unreachable (connection refused)")
     if "G1:" not in prompt:
         listed = " ".join(f"{label}. {t}" for label, t in zip("ABC", INFERRED, strict=True))
         return f"The 3 most likely user’s tasks are: {listed}\nThe reason is: it buys a mug."
