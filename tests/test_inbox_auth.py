@@ -93,3 +93,4 @@ def test_the_page_asks_for_credentials_and_then_shows_the_viewers_threads(server
         bob = server["threads"]["bob"]
         page.locator(f'button.thread[data-thread-id="{bob}"]').wait_for()
         assert page.locator("button.thread").count() == 1
+        assert page.locator("#credentials-toggle").is_visible()

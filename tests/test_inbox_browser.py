@@ -82,6 +82,7 @@ def prompts_for(server, task: str) -> list[list[list[str]]]:
 def test_reject_with_feedback_resumes_and_the_actor_gets_the_feedback(page, server) -> None:
     page.goto(f"{server['url']}/inferact/inbox")
     page.wait_for_selector("#status:has-text('Live')")
+    assert not page.locator("#credentials-toggle").is_visible()  # no auth: nothing to sign in
     task = "Buy the blue mug B02 (reject)"
     older = start(server, "Buy the blue mug B02 (older)")
     thread_id = start(server, task)

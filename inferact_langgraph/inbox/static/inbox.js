@@ -76,7 +76,7 @@
     }
     let body = null;
     try { body = await response.json(); } catch (e) { body = {error: response.statusText || "no answer"}; }
-    if ((response.status === 401 || response.status === 403) && !cred) showCredentials(true);
+    if (response.status === 401) showCredentials(true);
     return {ok: response.ok, status: response.status, body};
   }
 
@@ -89,6 +89,8 @@
     } else {
       state.listError = null;
       state.reviews = result.body.reviews || [];
+      // Without auth on the server there is nothing to sign in with.
+      $("credentials-toggle").hidden = result.body.auth === false && !credentials();
     }
     renderStatus();
     renderList();
