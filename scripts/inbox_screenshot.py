@@ -133,7 +133,7 @@ def main() -> None:
                         card = page.locator("#detail article.action").first
                         card.get_by_label("Reject").check()
                         card.locator('textarea[data-input="reject"]').fill(
-                            "Wrong product: I asked for the size in my task."
+                            "Wrong size: I need 66 by 66 inch shades."
                         )
                         page.locator("#detail-title").focus()
                         args.out.parent.mkdir(parents=True, exist_ok=True)
