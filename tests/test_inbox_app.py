@@ -238,3 +238,22 @@ def test_reviews_pending_at_once_are_decided_one_by_one() -> None:
     assert response.status_code == 200 and response.json()["outcome"] == "finished"
     tools = {m["content"] for m in server.thread["values"]["messages"] if m["type"] == "tool"}
     assert "bought B01" in tools and "bought B03" not in tools
+
+
+def test_an_api_that_does_not_answer_is_reported_as_json(waiting: FakeServer) -> None:
+    async def unreachable(**kwargs: Any) -> list:
+        raise httpx.ConnectError("connection refused")
+
+    waiting.search = unreachable  # type: ignore[method-assign]
+    app = create_app(client_factory=lambda request: waiting)
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://inbox") as client:
+            return await client.get("/inferact/api/reviews")
+
+    response = asyncio.run(go())
+    assert response.status_code == 502
+    assert response.json()["error"] == (
+        "The LangGraph server's API did not answer: connection refused"
+    )

@@ -143,12 +143,13 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 
 def _server_error(exc: httpx.HTTPStatusError, doing: str) -> JSONResponse:
     """Relay the server's refusal (401, 403, 404, 409, 422 ...) with its own words."""
-    status = exc.response.status_code
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None) or 502
     try:
-        body = exc.response.json()
+        body = response.json()  # type: ignore[union-attr]
         detail = body.get("detail") or body.get("message") or body.get("error") or body
     except (ValueError, AttributeError):
-        detail = exc.response.text
+        detail = getattr(response, "text", None) or str(exc)
     if not isinstance(detail, str):
         detail = json.dumps(detail)
     hint = {
@@ -313,6 +314,11 @@ def create_app(
             client = factory(request)
             try:
                 return await handler(request, client)
+            except httpx.HTTPStatusError as exc:
+                return _server_error(exc, "The server refused the request")
+            except httpx.HTTPError as exc:
+                # The server's API did not answer (a transport error): say so, as JSON.
+                return _error(502, f"The LangGraph server's API did not answer: {exc}")
             finally:
                 if client is not _unauthenticated_client and hasattr(client, "aclose"):
                     await client.aclose()
