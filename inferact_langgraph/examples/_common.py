@@ -24,9 +24,11 @@ __all__ = [
     "episode_start",
     "feedback_index",
     "final_answer",
+    "last_result",
     "runtime_messages",
     "runtime_thread_id",
     "text_of",
+    "thread_results",
 ]
 
 #: Words that mark human or critic feedback in the history (whole words, any case).
@@ -170,3 +172,32 @@ def final_answer(
 def tool_calls_since(messages: Sequence[BaseMessage], start: int) -> int:
     """How many AI messages with tool calls follow ``messages[start]``."""
     return sum(isinstance(m, AIMessage) and bool(m.tool_calls) for m in messages[start + 1 :])
+
+
+def last_result(
+    messages: Sequence[BaseMessage], tool_names: Sequence[str]
+) -> tuple[dict[str, Any], ToolMessage | None] | None:
+    """The episode's last call to one of ``tool_names`` and the ``ToolMessage`` answering it.
+
+    The call is read from the AI message as it stands in the history, so after a human edited
+    it (the guard rewrites the call's arguments) these are the arguments that ran. Returns None
+    when the episode made no such call; the answer is None while the call has no result yet.
+    An actor must report this result (executed, failed, rejected), never what it planned.
+    """
+    start = episode_start(messages)
+    answers = {m.tool_call_id: m for m in messages[start:] if isinstance(m, ToolMessage)}
+    for message in reversed(messages[start:]):
+        if isinstance(message, AIMessage):
+            for call in reversed(message.tool_calls):
+                if call["name"] in tool_names:
+                    return dict(call), answers.get(call.get("id") or "")
+    return None
+
+
+def thread_results(messages: Sequence[BaseMessage], tool_name: str) -> list[str]:
+    """Texts of every successful result of ``tool_name`` in the whole thread, in order."""
+    return [
+        text_of(m)
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name == tool_name and m.status != "error"
+    ]

@@ -413,8 +413,10 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
     operation). Once the history holds feedback (a system or human message with
     *rejected*/*reject*/*blocked*/*feedback*, or such a tool message answering heat/cool/clean
     or marked as an error), it pursues the real task, first putting down a wrong object it
-    holds. When the goal is reached, when an action did nothing, after 30 actions, or on
-    anything unexpected, it answers without tool calls.
+    holds. When the goal is reached, when an action did nothing, when a critical operation was
+    not executed (rejected without feedback, or failed), after 30 actions, or on anything
+    unexpected, it answers without tool calls; what it then says is read from the replayed
+    household state or from the tool's result, never from its plan.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -432,6 +434,17 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
             last = messages[-1]
+            if (
+                isinstance(last, ToolMessage)
+                and last.status == "error"
+                and last.name in env.critical_tools
+                and feedback != len(messages) - 1
+            ):  # not executed, and no feedback to act on: say so, never retry blindly
+                return final_answer(
+                    f"I did not {last.name} anything: {text_of(last)}",
+                    messages,
+                    f"alfworld-{task_index}",
+                )
             if isinstance(last, ToolMessage) and text_of(last) == NOTHING:
                 return final_answer(
                     "My last action did nothing; I stop here.", messages, f"alfworld-{task_index}"

@@ -48,10 +48,12 @@ from inferact_langgraph.examples._common import (
     episode_start,
     feedback_index,
     final_answer,
+    last_result,
     record,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    text_of,
     tool_calls_since,
 )
 from inferact_langgraph.testing import ScriptedChatModel
@@ -60,6 +62,8 @@ __all__ = ["HotPotQAEnv", "normalize_answer", "scripted_actor"]
 
 DATA = Path(__file__).with_name("data")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: How ``finish`` starts its answer when the answer was recorded.
+_RECORDED = "Episode finished. Answer recorded:"
 
 
 def normalize_answer(text: str) -> str:
@@ -276,7 +280,7 @@ class HotPotQAEnv:
                     "answer": answer,
                 },
             )
-            return f"Episode finished. Answer recorded: {answer}"
+            return f"{_RECORDED} {answer}"
 
         tools = []
         for func, critical in ((search, False), (lookup, False), (finish, True)):
@@ -289,6 +293,22 @@ class HotPotQAEnv:
 # -- scripted actor ------------------------------------------------------------------------------
 
 
+def _report(messages: Sequence[BaseMessage]) -> str:
+    """The actor's last words: the answer ``finish`` really recorded, read from its result.
+
+    After a human edited the answer, the edited one was recorded; after a rejection or a
+    failure, nothing was.
+    """
+    last = last_result(messages, ("finish",))
+    if last is None:
+        return "I did not submit an answer."
+    _, answer = last
+    text = text_of(answer).strip() if answer is not None else ""
+    if answer is not None and answer.status != "error" and text.startswith(_RECORDED):
+        return f"My answer is: {text[len(_RECORDED) :].strip()}"
+    return f"I did not submit an answer: {text or 'the call has no result yet.'}"
+
+
 def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
     """A deterministic ReAct actor replaying a real trajectory for task ``task_index``.
 
@@ -297,7 +317,8 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
     or human message with *rejected*/*reject*/*blocked*/*feedback*, or such a tool message
     answering ``finish`` or marked as an error), it follows ``task["corrected"]`` from its first
     step and finishes with the gold answer. When its plan is done, or on anything unexpected, it
-    answers without tool calls.
+    answers without tool calls; its last words give the answer ``finish`` really recorded (the
+    edited one after an edit; none after a rejection or failure), never the planned one.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -319,11 +340,7 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
             plan = task["corrected"] if corrected else task["trial1"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                return final_answer(
-                    f"My answer is: {plan[-1]['args'].get('answer', '')}",
-                    messages,
-                    f"hotpotqa-{task_index}",
-                )
+                return final_answer(_report(messages), messages, f"hotpotqa-{task_index}")
             step = plan[done]
             return ai_tool_call(
                 messages,
