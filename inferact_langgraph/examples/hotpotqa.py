@@ -49,12 +49,16 @@ from inferact_langgraph.examples._common import (
     feedback_index,
     final_answer,
     last_result,
+    latest_request,
+    match_task,
     record,
+    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
     text_of,
     tool_calls_since,
+    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -132,6 +136,17 @@ class HotPotQAEnv:
     def task(self, index: int) -> dict[str, Any]:
         """The task at ``index``: id, question, gold_answer, trial1 and corrected plans."""
         return self.tasks[index]
+
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order (the question of each task)."""
+        return [str(task["question"]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index``."""
@@ -309,8 +324,12 @@ def _report(messages: Sequence[BaseMessage]) -> str:
     return f"I did not submit an answer: {text or 'the call has no result yet.'}"
 
 
-def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
+def scripted_actor(env: HotPotQAEnv, task_index: int | None = None) -> ScriptedChatModel:
     """A deterministic ReAct actor replaying a real trajectory for task ``task_index``.
+
+    With ``task_index=None`` the task is the one the user's newest message asks for, in their
+    own words (:meth:`~HotPotQAEnv.match_task`); a request that matches no known task gets a
+    plain answer listing the tasks it knows, and no tool is called.
 
     On a first trial it replays the real wrong trajectory (``task["trial1"]``: same thoughts,
     same actions, ending with the wrong ``finish``). Once the history holds feedback (a system
@@ -326,25 +345,28 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
         >>> scripted_actor(env, 0).invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
         {'entity': 'Pizza Inn'}
     """
-    task = env.task(task_index)
 
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer(
-                    "I have no question to answer.", messages, f"hotpotqa-{task_index}"
-                )
+                return final_answer("I have no question to answer.", messages, "hotpotqa")
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply("HotPotQA", latest_request(messages), texts)
+                return final_answer(reply, messages, "hotpotqa")
+            task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
             plan = task["corrected"] if corrected else task["trial1"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                return final_answer(_report(messages), messages, f"hotpotqa-{task_index}")
+                return final_answer(_report(messages), messages, f"hotpotqa-{index}")
             step = plan[done]
             return ai_tool_call(
                 messages,
-                f"hotpotqa-{task_index}",
+                f"hotpotqa-{index}",
                 step["thought"],
                 step["tool"],
                 dict(step["args"]),

@@ -47,13 +47,17 @@ from inferact_langgraph.examples._common import (
     feedback_index,
     final_answer,
     last_result,
+    latest_request,
+    match_task,
     record,
+    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
     text_of,
     thread_results,
     tool_calls_since,
+    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -132,6 +136,17 @@ class WebShopEnv:
     def task(self, index: int) -> dict[str, Any]:
         """The task at ``index`` (instruction, query, budget, attributes, gold, distractor)."""
         return self.tasks[index]
+
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order (the instruction of each task)."""
+        return [str(task["instruction"]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index``: the instruction alone.
@@ -462,8 +477,12 @@ def _report(messages: Sequence[BaseMessage]) -> str:
     return f"I did not buy anything: {text}"
 
 
-def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
+def scripted_actor(env: WebShopEnv, task_index: int | None = None) -> ScriptedChatModel:
     """A deterministic ReAct shopper for task ``task_index`` of ``env``.
+
+    With ``task_index=None`` the task is the one the user's newest message asks for, in their
+    own words (:meth:`~WebShopEnv.match_task`); a request that matches no known task gets a
+    plain answer listing the tasks it knows, and no tool is called.
 
     On a first trial it buys the task's near-miss (``task["distractor"]``). Once the history
     holds feedback (see :func:`inferact_langgraph.examples._common.feedback_index`: a system or
@@ -480,14 +499,17 @@ def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
         >>> actor.invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
         {'query': '66 x 66 inch blackout shades'}
     """
-    task = env.task(task_index)
 
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer(
-                    "I have no instruction to follow.", messages, f"webshop-{task_index}"
-                )
+                return final_answer("I have no instruction to follow.", messages, "webshop")
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply("WebShop", latest_request(messages), texts)
+                return final_answer(reply, messages, "webshop")
+            task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
             anchor = max(episode_start(messages), feedback if corrected else -1)
@@ -495,9 +517,9 @@ def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
             plan = _plan(env, task, choice, corrected)
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                return final_answer(_report(messages), messages, f"webshop-{task_index}")
+                return final_answer(_report(messages), messages, f"webshop-{index}")
             thought, name, args = plan[done]
-            return ai_tool_call(messages, f"webshop-{task_index}", thought, name, args)
+            return ai_tool_call(messages, f"webshop-{index}", thought, name, args)
         except Exception as error:  # never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
