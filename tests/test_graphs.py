@@ -232,3 +232,21 @@ def test_environment_variables_that_name_no_model_fail_clearly(monkeypatch):
     monkeypatch.setenv("INFERACT_BASE_URL", "http://127.0.0.1:9/v1")
     with pytest.raises(ValueError, match="INFERACT_ACTOR_MODEL and/or INFERACT_CRITIC_MODEL"):
         _load(ROOT / "graphs" / "hotpotqa.py", "hotpotqa")
+
+
+def test_oracle_critic_flags_an_action_for_a_request_it_does_not_know(monkeypatch):
+    """A live actor may act on any request; the offline oracle never vouches for an unknown one."""
+    _offline(monkeypatch)
+    env = make_env("webshop")
+    kettle = env.products["B0KETTLE17"]
+    buy = {"asin": kettle["asin"], "price": kettle["price"]}
+    actor = ScriptedChatModel(
+        replies=[AIMessage("", tool_calls=[{"name": "buy_now", "args": buy, "id": "k1"}]), "ok"]
+    )
+    module = _load(ROOT / "graphs" / "webshop.py", "webshop")
+    graph = module.build_graph(env=env, actor_model=actor, checkpointer=InMemorySaver())
+    message = "buy me a toaster"
+    out = graph.invoke({"messages": [("user", message)]}, {"configurable": {"thread_id": "k"}})
+    info = out["__interrupt__"][0].value["action_requests"][0]["inferact"]
+    assert info["score"] < info["threshold"] and env.purchases() == []
+    assert "matches none of the tasks this offline environment knows" in info["justification"]
