@@ -112,3 +112,35 @@ def test_account_actor_unguarded_does_every_part_and_reports_results() -> None:
     assert out[-1].content == (
         "Done: Sent 75.20 to British Gas.\nDone: Standing order SO-2 cancelled."
     )
+
+
+async def test_eval_records_measure_both_wordings_side_by_side(tmp_path) -> None:
+    """``inferact eval``'s runner on the labelled mid-task checks, one critic per wording."""
+    import json
+
+    from inferact_langgraph.critics import InferActCritic
+    from inferact_langgraph.eval.datasets import load_dataset
+    from inferact_langgraph.eval.runner import EvalRunner
+
+    env = AccountEnv()
+    records = env.eval_records()
+    path = tmp_path / "account.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    data = load_dataset(path)
+    assert not data.errors and len(data.items) == len(records) == 7
+    labels = {item.id: item.label for item in data.items}
+    mid_task = {r["id"] for r in records if r["label"] == "correct" and "step1of" in r["id"]}
+    assert len(mid_task) == 2
+    critics = {
+        preset: InferActCritic(model=oracle_critic_model(env), preset=preset)
+        for preset in ("generic", "generic-completion")
+    }
+    results = await EvalRunner(critics=critics, progress=False).arun(data.items)
+    flagged = {
+        preset: {i for i, o in outcomes.items() if o.verdict.score < 0.5}
+        for preset, outcomes in results.items()
+    }
+    off_track = {i for i, label in labels.items() if label == 1}
+    assert flagged["generic"] == off_track  # every off-track call, and nothing else
+    assert off_track <= flagged["generic-completion"]
+    assert mid_task <= flagged["generic-completion"] - off_track  # false alarms on step 1

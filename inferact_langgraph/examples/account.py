@@ -82,6 +82,11 @@ _DESCRIPTIONS = {
 }
 
 
+def _format_call_args(args: dict[str, Any]) -> str:
+    """Arguments as the trajectory renders them for the critic: ``key=<JSON value>``."""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) or isinstance(b, int | float):
         try:
@@ -126,7 +131,8 @@ class AccountEnv:
     critical_tools: tuple[str, ...] = tuple(ACCOUNT_RISK)
 
     def __init__(self, *, data_path: str | Path | None = None, ledger: Ledger | None = None):
-        data = json.loads(Path(data_path or DATA / "account_tasks.json").read_text())
+        self._data_path = Path(data_path or DATA / "account_tasks.json")
+        data = json.loads(self._data_path.read_text())
         self.profile: dict[str, Any] = data["profile"]
         self.tasks: list[dict[str, Any]] = list(data["tasks"])
         if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
@@ -167,6 +173,63 @@ class AccountEnv:
     def complete(self, calls: Sequence[tuple[str, dict[str, Any]]], index: int) -> bool:
         """Whether critical calls carry out every step of the task (and nothing else)."""
         return len(calls) == len(self.critical_steps(index)) and self.on_track(calls, index)
+
+    def eval_records(self) -> list[dict[str, Any]]:
+        """Labelled trajectories for ``inferact eval``: every critical call, judged mid-task.
+
+        For each task: one record per critical step of the right plan, with that step pending
+        and the earlier steps executed (label ``correct``: on track, though the task is not done
+        until the last one), and one for the off-track plan's first critical call (``incorrect``).
+        Write them as JSONL and measure both wordings on a real model::
+
+            inferact eval account.jsonl --model openai:gpt-4o-mini --preset generic
+            inferact eval account.jsonl --model openai:gpt-4o-mini --preset generic-completion
+
+        Example:
+            >>> records = AccountEnv().eval_records()
+            >>> [(r["id"], r["label"]) for r in records[:4]]  # doctest: +NORMALIZE_WHITESPACE
+            [('account-0-step1of3', 'correct'), ('account-0-step2of3', 'correct'),
+             ('account-0-step3of3', 'correct'), ('account-0-off-track', 'incorrect')]
+            >>> records[0]["steps"][-1]
+            {'action': 'update_address(address="12 Elm Street, Leeds LS1 4AB")'}
+        """
+        records = []
+        for index, task in enumerate(self.tasks):
+            total = len(self.critical_steps(index))
+            cases = [(task["plan"], "correct"), (task["off_track"]["plan"], "incorrect")]
+            for plan, label in cases:
+                history: list[tuple[str, dict[str, Any]]] = []
+                steps: list[dict[str, Any]] = []
+                done = 0
+                for step in plan:
+                    name, args = step["tool"], dict(step["args"])
+                    action = f"{name}({_format_call_args(args)})"
+                    if name in self.critical_tools:
+                        done += 1
+                        tag = f"step{done}of{total}" if label == "correct" else "off-track"
+                        records.append(
+                            {
+                                "id": f"{task['id']}-{tag}",
+                                "task": task["request"],
+                                "steps": [*steps, {"action": action}],
+                                "label": label,
+                                "risk": self.risk(name, args),
+                            }
+                        )
+                        if label == "incorrect":
+                            break
+                    steps.append(
+                        {"action": action, "observation": self._observe(history, name, args)}
+                    )
+                    history.append((name, args))
+        return records
+
+    def _observe(self, history: list[tuple[str, dict[str, Any]]], name: str, args: dict) -> str:
+        """What a tool answers after ``history`` (a fresh replay: no ledger, no session)."""
+        replay = AccountEnv(data_path=self._data_path)
+        replay._sessions["default"] = list(history)
+        tool = next(t for t in replay.tools if t.name == name)
+        return str(tool.invoke(args))
 
     def risk(self, tool_name: str, args: dict[str, Any]) -> str:
         """The risk of a call: :data:`ACCOUNT_RISK`, ``"low"`` for reading the profile."""
