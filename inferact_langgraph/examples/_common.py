@@ -123,7 +123,7 @@ def episode_calls(messages: Sequence[BaseMessage]) -> Iterator[ToolCallRecord]:
             if answer is None or answer.status == "error":
                 continue
             yield ToolCallRecord(
-                call["name"], dict(call.get("args") or {}), call["id"], text_of(answer)
+                call["name"], dict(call.get("args") or {}), call.get("id") or "", text_of(answer)
             )
 
 

@@ -38,6 +38,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
+from inferact_langgraph.critical import RiskLevel
 from inferact_langgraph.examples._common import (
     Ledger,
     ai_tool_call,
@@ -68,7 +69,7 @@ __all__ = [
 
 DATA = Path(__file__).with_name("data")
 #: Risk of each critical call: money moves or the account's identity changes.
-ACCOUNT_RISK = {
+ACCOUNT_RISK: dict[str, RiskLevel] = {
     "update_address": "high",
     "update_standing_order": "medium",
     "cancel_standing_order": "medium",
@@ -327,7 +328,7 @@ class AccountEnv:
             env._act(runtime, "send_money", {"payee": payee, "amount": amount}, error)
             return error or f"Sent {float(amount):.2f} to {payee}."
 
-        tools = []
+        tools: list[BaseTool] = []
         for func in (
             get_profile,
             update_address,
@@ -387,7 +388,7 @@ def scripted_actor(
             task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             plan = task["off_track"]["plan"] if off_track and not corrected else task["plan"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):

@@ -332,7 +332,7 @@ class AlfWorldEnv:
             """Clean the object you hold in the sink basin you are at. Critical."""
             return env._act(runtime, "clean", {"obj": obj, "appliance": appliance})
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, name in (
             (go_to, "go_to"),
             (open_, "open"),
@@ -456,7 +456,7 @@ def scripted_actor(env: AlfWorldEnv, task_index: int | None = None) -> ScriptedC
             task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             last = messages[-1]
             if (
                 isinstance(last, ToolMessage)

@@ -80,8 +80,16 @@ _DESCRIPTIONS: dict[str, str] = {
     "clean": "Cleans an object with water.",
 }
 
-_ENV_CLASSES = {"webshop": WebShopEnv, "hotpotqa": HotPotQAEnv, "alfworld": AlfWorldEnv}
-_ACTORS = {"webshop": webshop_actor, "hotpotqa": hotpotqa_actor, "alfworld": alfworld_actor}
+_ENV_CLASSES: dict[str, Callable[[], Any]] = {
+    "webshop": WebShopEnv,
+    "hotpotqa": HotPotQAEnv,
+    "alfworld": AlfWorldEnv,
+}
+_ACTORS: dict[str, Callable[..., ScriptedChatModel]] = {
+    "webshop": webshop_actor,
+    "hotpotqa": hotpotqa_actor,
+    "alfworld": alfworld_actor,
+}
 
 
 def _check_name(name: str) -> str:
@@ -361,9 +369,13 @@ def build_env_graph(
     if critic is None:
         model = critic_model if critic_model is not None else oracle_critic_model(name, env)
         critic = InferActCritic(model=model, preset=name, threshold=threshold)
+
+    def risk_of(tool: str) -> Callable[[Mapping[str, Any]], Any]:
+        return lambda args: env.risk(tool, dict(args))
+
     specs = {
         tool: CriticalSpec(
-            risk=(lambda args, tool=tool: env.risk(tool, args)),
+            risk=risk_of(tool),
             description=_DESCRIPTIONS.get(tool, f"{tool} is critical."),
         )
         for tool in env.critical_tools

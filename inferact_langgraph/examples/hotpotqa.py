@@ -220,7 +220,8 @@ class HotPotQAEnv:
     @staticmethod
     def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list]:
         """The entity of the last ``search`` that found a page, and the calls after it."""
-        entity, since = None, []
+        entity: str | None = None
+        since: list[tuple[str, dict[str, Any]]] = []
         for name, args in history:
             if name == "search" and args.get("_found", True):
                 entity, since = str(args.get("entity", "")), []
@@ -297,7 +298,7 @@ class HotPotQAEnv:
             )
             return f"{_RECORDED} {answer}"
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, critical in ((search, False), (lookup, False), (finish, True)):
             tool = StructuredTool.from_function(func)
             tool.metadata = {"critical": critical, "risk": "medium" if critical else "low"}
@@ -358,7 +359,7 @@ def scripted_actor(env: HotPotQAEnv, task_index: int | None = None) -> ScriptedC
             task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             plan = task["corrected"] if corrected else task["trial1"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):

@@ -402,7 +402,7 @@ class WebShopEnv:
                 f" for ${product['price']:.2f}."
             )
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, critical in ((search, False), (click, False), (buy_now, True)):
             tool = StructuredTool.from_function(func)
             tool.metadata = {"critical": critical, "risk": "high" if critical else "low"}
@@ -512,7 +512,7 @@ def scripted_actor(env: WebShopEnv, task_index: int | None = None) -> ScriptedCh
             task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             choice = task["gold"] if corrected else task["distractor"]
             plan = _plan(env, task, choice, corrected)
             done = tool_calls_since(messages, anchor)
