@@ -173,7 +173,11 @@ def eval_command(
     base_url: BaseUrlOption = None,
     api_key: ApiKeyOption = None,
     preset: Annotated[
-        str, typer.Option("--preset", help="Prompt preset: generic, webshop, alfworld, hotpotqa.")
+        str,
+        typer.Option(
+            "--preset",
+            help="Prompt preset: generic, generic-completion, webshop, alfworld, hotpotqa.",
+        ),
     ] = "generic",
     risk_aware: Annotated[
         bool,

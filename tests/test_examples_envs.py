@@ -51,9 +51,11 @@ def tool_call_names(messages: list[BaseMessage]) -> list[str]:
 def test_public_names_are_pinned() -> None:
     assert examples.__all__ == sorted(examples.__all__)
     assert examples.__all__ == [
+        "AccountEnv",
         "AlfWorldEnv",
         "HotPotQAEnv",
         "WebShopEnv",
+        "account_actor",
         "alfworld_actor",
         "hotpotqa_actor",
         "normalize_answer",
@@ -64,7 +66,12 @@ def test_public_names_are_pinned() -> None:
 def test_data_never_contains_the_feedback_trigger_words() -> None:
     # The actors correct themselves on these words; the data must not fire them by accident
     # (the wiki may: its pages are tool observations, which never count as feedback).
-    for name in ("webshop_catalogue.json", "webshop_tasks.json", "alfworld_household.json"):
+    for name in (
+        "webshop_catalogue.json",
+        "webshop_tasks.json",
+        "alfworld_household.json",
+        "account_tasks.json",
+    ):
         assert not FEEDBACK_PATTERN.search((DATA / name).read_text()), name
     tasks = json.loads((DATA / "hotpotqa_tasks.json").read_text())["tasks"]
     assert not any(FEEDBACK_PATTERN.search(t["question"]) for t in tasks)

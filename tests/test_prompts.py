@@ -140,7 +140,8 @@ def test_presets_settings():
 
 
 def test_unknown_preset_lists_valid_names():
-    with pytest.raises(ValueError, match="alfworld, generic, hotpotqa, webshop"):
+    valid = "alfworld, generic, generic-completion, hotpotqa, webshop"
+    with pytest.raises(ValueError, match=valid):
         get_preset("shop")
 
 

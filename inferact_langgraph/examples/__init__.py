@@ -1,5 +1,8 @@
 """Offline, deterministic environments for the paper's three tasks, with scripted actors.
 
+A fourth, :class:`AccountEnv`, holds requests of several parts whose first critical call is
+only step 1 (for the ``generic`` presets).
+
 Each environment ships its data, LangChain tools (one of them critical), a ledger of side
 effects, success checks and a :func:`scripted_actor` that plays a ReAct policy: it makes a
 plausible mistake on a first trial and corrects itself once the history holds feedback.
@@ -15,6 +18,8 @@ Example:
     ('B0SHDCUSTM', 0.75)
 """
 
+from inferact_langgraph.examples.account import AccountEnv
+from inferact_langgraph.examples.account import scripted_actor as account_actor
 from inferact_langgraph.examples.alfworld import AlfWorldEnv
 from inferact_langgraph.examples.alfworld import scripted_actor as alfworld_actor
 from inferact_langgraph.examples.hotpotqa import HotPotQAEnv, normalize_answer
@@ -23,9 +28,11 @@ from inferact_langgraph.examples.webshop import WebShopEnv
 from inferact_langgraph.examples.webshop import scripted_actor as webshop_actor
 
 __all__ = [
+    "AccountEnv",
     "AlfWorldEnv",
     "HotPotQAEnv",
     "WebShopEnv",
+    "account_actor",
     "alfworld_actor",
     "hotpotqa_actor",
     "normalize_answer",

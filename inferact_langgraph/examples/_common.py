@@ -24,9 +24,15 @@ __all__ = [
     "episode_start",
     "feedback_index",
     "final_answer",
+    "last_result",
+    "latest_request",
+    "match_task",
+    "requested_task",
     "runtime_messages",
     "runtime_thread_id",
     "text_of",
+    "thread_results",
+    "unknown_task_reply",
 ]
 
 #: Words that mark human or critic feedback in the history (whole words, any case).
@@ -117,7 +123,7 @@ def episode_calls(messages: Sequence[BaseMessage]) -> Iterator[ToolCallRecord]:
             if answer is None or answer.status == "error":
                 continue
             yield ToolCallRecord(
-                call["name"], dict(call.get("args") or {}), call["id"], text_of(answer)
+                call["name"], dict(call.get("args") or {}), call.get("id") or "", text_of(answer)
             )
 
 
@@ -170,3 +176,139 @@ def final_answer(
 def tool_calls_since(messages: Sequence[BaseMessage], start: int) -> int:
     """How many AI messages with tool calls follow ``messages[start]``."""
     return sum(isinstance(m, AIMessage) and bool(m.tool_calls) for m in messages[start + 1 :])
+
+
+def last_result(
+    messages: Sequence[BaseMessage], tool_names: Sequence[str]
+) -> tuple[dict[str, Any], ToolMessage | None] | None:
+    """The episode's last call to one of ``tool_names`` and the ``ToolMessage`` answering it.
+
+    The call is read from the AI message as it stands in the history, so after a human edited
+    it (the guard rewrites the call's arguments) these are the arguments that ran. Returns None
+    when the episode made no such call; the answer is None while the call has no result yet.
+    An actor must report this result (executed, failed, rejected), never what it planned.
+    """
+    start = episode_start(messages)
+    answers = {m.tool_call_id: m for m in messages[start:] if isinstance(m, ToolMessage)}
+    for message in reversed(messages[start:]):
+        if isinstance(message, AIMessage):
+            for call in reversed(message.tool_calls):
+                if call["name"] in tool_names:
+                    return dict(call), answers.get(call.get("id") or "")
+    return None
+
+
+def thread_results(messages: Sequence[BaseMessage], tool_name: str) -> list[str]:
+    """Texts of every successful result of ``tool_name`` in the whole thread, in order."""
+    return [
+        text_of(m)
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name == tool_name and m.status != "error"
+    ]
+
+
+# -- what the user asked for ----------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+# Words that say nothing about which task is meant (they occur in every request).
+_FILLER = frozenset(
+    """a an the i im i'm me my we our you your it its is are was be am can could would like
+    please need want wants looking look find get buy order and or to of in on at for with by
+    from some any than lower price dollars put which who what whose when where how do does did
+    task your is to question""".split()
+)
+#: How the ALFWorld prompt introduces the task after its long description of the room.
+_TASK_MARKER = "your task is to:"
+
+
+def _content_words(text: str) -> set[str]:
+    low = text.lower()
+    if _TASK_MARKER in low:
+        low = low.rsplit(_TASK_MARKER, 1)[1]
+    return {
+        w
+        for w in _WORD.findall(low.replace("’", "'"))
+        if w not in _FILLER and (len(w) > 1 or w.isdigit())
+    }
+
+
+def match_task(text: str, task_texts: Sequence[str]) -> int | None:
+    """The index of the known task that ``text`` asks for, or None (a fuzzy match).
+
+    A task matches when the request shares at least two content words with it (filler such as
+    "i need", "please", "price lower than" does not count) and those shared words are half of
+    the request's or two fifths of the task's; the best match wins, the first on a tie.
+
+    Example:
+        >>> tasks = ["i need 66 inch by 66 inch blackout shades, white", "a white vanity bench"]
+        >>> match_task("Blackout shades, 66 x 66 inch please", tasks)
+        0
+        >>> match_task("buy me a toaster", tasks) is None
+        True
+    """
+    words = _content_words(text)
+    best: tuple[float, int] | None = None
+    for index, task in enumerate(task_texts):
+        wanted = _content_words(task)
+        shared = len(words & wanted)
+        if shared < 2 or not wanted:
+            continue
+        if shared / max(1, len(words)) < 0.5 and shared / len(wanted) < 0.4:
+            continue
+        score = shared / len(wanted) + shared / max(1, len(words))
+        if best is None or score > best[0]:
+            best = (score, index)
+    return None if best is None else best[1]
+
+
+def _is_users(message: BaseMessage) -> bool:
+    """A human message the user wrote (not one InferAct injected, such as remembered feedback)."""
+    if not isinstance(message, HumanMessage):
+        return False
+    marks = (str(message.id or ""), str(message.name or ""))
+    return not any(mark.startswith("inferact") for mark in marks)
+
+
+def requested_task(messages: Sequence[BaseMessage], task_texts: Sequence[str]) -> int | None:
+    """The known task the user's newest request asks for, or None.
+
+    The newest message the user wrote decides. When it names no known task but carries
+    feedback (a correction such as "rejected: the white one"), the newest earlier request that
+    does name one still holds.
+    """
+    requests = [text_of(m) for m in messages if _is_users(m)]
+    for position, text in enumerate(reversed(requests)):
+        index = match_task(text, task_texts)
+        if index is not None:
+            return index
+        if position == 0 and not FEEDBACK_PATTERN.search(text):
+            return None
+    return None
+
+
+def unknown_task_reply(environment: str, request: str, task_texts: Sequence[str]) -> str:
+    """What an example actor answers, without any tool call, to a request it cannot match.
+
+    Example:
+        >>> print(unknown_task_reply("shop", "buy me a toaster", ["a white vanity bench"]))
+        I am the offline shop example and can only do the tasks in its data.
+        "buy me a toaster" is not one of them, so I did nothing.
+        Ask for one of these (in your own words):
+        - a white vanity bench
+    """
+    listing = "\n".join(f"- {text}" for text in task_texts)
+    shown = " ".join(request.split())
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    return (
+        f"I am the offline {environment} example and can only do the tasks in its data.\n"
+        f'"{shown}" is not one of them, so I did nothing.\n'
+        f"Ask for one of these (in your own words):\n{listing}"
+    )
+
+
+def latest_request(messages: Sequence[BaseMessage]) -> str:
+    """The text of the newest message the user wrote ("" if none)."""
+    for message in reversed(messages):
+        if _is_users(message):
+            return text_of(message)
+    return ""

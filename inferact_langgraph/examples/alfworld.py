@@ -55,12 +55,16 @@ from inferact_langgraph.examples._common import (
     episode_start,
     feedback_index,
     final_answer,
+    latest_request,
+    match_task,
     record,
+    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
     text_of,
     tool_calls_since,
+    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -136,6 +140,17 @@ class AlfWorldEnv:
     def task(self, index: int) -> dict[str, Any]:
         """The task at ``index``."""
         return self.tasks[index]
+
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order (the instruction of each task)."""
+        return [str(task["instruction"]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index`` (ALFWorld style)."""
@@ -317,7 +332,7 @@ class AlfWorldEnv:
             """Clean the object you hold in the sink basin you are at. Critical."""
             return env._act(runtime, "clean", {"obj": obj, "appliance": appliance})
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, name in (
             (go_to, "go_to"),
             (open_, "open"),
@@ -405,16 +420,22 @@ def _next_action(
     return (f"I put the {holding} in/on the {target}.", "put", {"obj": holding, "target": target})
 
 
-def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
+def scripted_actor(env: AlfWorldEnv, task_index: int | None = None) -> ScriptedChatModel:
     """A deterministic ReAct household agent for task ``task_index``.
+
+    With ``task_index=None`` the task is the one the user's newest message asks for, in their
+    own words (:meth:`~AlfWorldEnv.match_task`); a request that matches no known task gets a
+    plain answer listing the tasks it knows, and no tool is called.
 
     It plans from the household state replayed from the conversation. On a first trial it
     pursues the task's plausible mistake (``task["distractor"]``: the wrong object or the wrong
     operation). Once the history holds feedback (a system or human message with
     *rejected*/*reject*/*blocked*/*feedback*, or such a tool message answering heat/cool/clean
     or marked as an error), it pursues the real task, first putting down a wrong object it
-    holds. When the goal is reached, when an action did nothing, after 30 actions, or on
-    anything unexpected, it answers without tool calls.
+    holds. When the goal is reached, when an action did nothing, when a critical operation was
+    not executed (rejected without feedback, or failed), after 30 actions, or on anything
+    unexpected, it answers without tool calls; what it then says is read from the replayed
+    household state or from the tool's result, never from its plan.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -422,23 +443,39 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
         >>> scripted_actor(env, 0).invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
         {'location': 'fridge 1'}
     """
-    task = env.task(task_index)
 
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer("I have no task.", messages, f"alfworld-{task_index}")
+                return final_answer("I have no task.", messages, "alfworld")
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply("ALFWorld", latest_request(messages), texts)
+                return final_answer(reply, messages, "alfworld")
+            task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             last = messages[-1]
+            if (
+                isinstance(last, ToolMessage)
+                and last.status == "error"
+                and last.name in env.critical_tools
+                and feedback != len(messages) - 1
+            ):  # not executed, and no feedback to act on: say so, never retry blindly
+                return final_answer(
+                    f"I did not {last.name} anything: {text_of(last)}",
+                    messages,
+                    f"alfworld-{index}",
+                )
             if isinstance(last, ToolMessage) and text_of(last) == NOTHING:
                 return final_answer(
-                    "My last action did nothing; I stop here.", messages, f"alfworld-{task_index}"
+                    "My last action did nothing; I stop here.", messages, f"alfworld-{index}"
                 )
             if tool_calls_since(messages, anchor) >= _MAX_STEPS:
                 return final_answer(
-                    "I have taken too many steps; I stop here.", messages, f"alfworld-{task_index}"
+                    "I have taken too many steps; I stop here.", messages, f"alfworld-{index}"
                 )
             if corrected:
                 goal = {"object": task["object"], "operation": task["operation"]}
@@ -449,9 +486,9 @@ def scripted_actor(env: AlfWorldEnv, task_index: int) -> ScriptedChatModel:
             goal["target"] = task["target"]
             action = _next_action(env, env.state(messages), goal, why)
             if isinstance(action, str):
-                return final_answer(action, messages, f"alfworld-{task_index}")
+                return final_answer(action, messages, f"alfworld-{index}")
             thought, name, args = action
-            return ai_tool_call(messages, f"alfworld-{task_index}", thought, name, args)
+            return ai_tool_call(messages, f"alfworld-{index}", thought, name, args)
         except Exception as error:  # never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 

@@ -48,11 +48,17 @@ from inferact_langgraph.examples._common import (
     episode_start,
     feedback_index,
     final_answer,
+    last_result,
+    latest_request,
+    match_task,
     record,
+    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    text_of,
     tool_calls_since,
+    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -60,6 +66,8 @@ __all__ = ["HotPotQAEnv", "normalize_answer", "scripted_actor"]
 
 DATA = Path(__file__).with_name("data")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: How ``finish`` starts its answer when the answer was recorded.
+_RECORDED = "Episode finished. Answer recorded:"
 
 
 def normalize_answer(text: str) -> str:
@@ -128,6 +136,17 @@ class HotPotQAEnv:
     def task(self, index: int) -> dict[str, Any]:
         """The task at ``index``: id, question, gold_answer, trial1 and corrected plans."""
         return self.tasks[index]
+
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order (the question of each task)."""
+        return [str(task["question"]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index``."""
@@ -201,7 +220,8 @@ class HotPotQAEnv:
     @staticmethod
     def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list]:
         """The entity of the last ``search`` that found a page, and the calls after it."""
-        entity, since = None, []
+        entity: str | None = None
+        since: list[tuple[str, dict[str, Any]]] = []
         for name, args in history:
             if name == "search" and args.get("_found", True):
                 entity, since = str(args.get("entity", "")), []
@@ -276,9 +296,9 @@ class HotPotQAEnv:
                     "answer": answer,
                 },
             )
-            return f"Episode finished. Answer recorded: {answer}"
+            return f"{_RECORDED} {answer}"
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, critical in ((search, False), (lookup, False), (finish, True)):
             tool = StructuredTool.from_function(func)
             tool.metadata = {"critical": critical, "risk": "medium" if critical else "low"}
@@ -289,15 +309,36 @@ class HotPotQAEnv:
 # -- scripted actor ------------------------------------------------------------------------------
 
 
-def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
+def _report(messages: Sequence[BaseMessage]) -> str:
+    """The actor's last words: the answer ``finish`` really recorded, read from its result.
+
+    After a human edited the answer, the edited one was recorded; after a rejection or a
+    failure, nothing was.
+    """
+    last = last_result(messages, ("finish",))
+    if last is None:
+        return "I did not submit an answer."
+    _, answer = last
+    text = text_of(answer).strip() if answer is not None else ""
+    if answer is not None and answer.status != "error" and text.startswith(_RECORDED):
+        return f"My answer is: {text[len(_RECORDED) :].strip()}"
+    return f"I did not submit an answer: {text or 'the call has no result yet.'}"
+
+
+def scripted_actor(env: HotPotQAEnv, task_index: int | None = None) -> ScriptedChatModel:
     """A deterministic ReAct actor replaying a real trajectory for task ``task_index``.
+
+    With ``task_index=None`` the task is the one the user's newest message asks for, in their
+    own words (:meth:`~HotPotQAEnv.match_task`); a request that matches no known task gets a
+    plain answer listing the tasks it knows, and no tool is called.
 
     On a first trial it replays the real wrong trajectory (``task["trial1"]``: same thoughts,
     same actions, ending with the wrong ``finish``). Once the history holds feedback (a system
     or human message with *rejected*/*reject*/*blocked*/*feedback*, or such a tool message
     answering ``finish`` or marked as an error), it follows ``task["corrected"]`` from its first
     step and finishes with the gold answer. When its plan is done, or on anything unexpected, it
-    answers without tool calls.
+    answers without tool calls; its last words give the answer ``finish`` really recorded (the
+    edited one after an edit; none after a rejection or failure), never the planned one.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -305,29 +346,28 @@ def scripted_actor(env: HotPotQAEnv, task_index: int) -> ScriptedChatModel:
         >>> scripted_actor(env, 0).invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
         {'entity': 'Pizza Inn'}
     """
-    task = env.task(task_index)
 
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer(
-                    "I have no question to answer.", messages, f"hotpotqa-{task_index}"
-                )
+                return final_answer("I have no question to answer.", messages, "hotpotqa")
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply("HotPotQA", latest_request(messages), texts)
+                return final_answer(reply, messages, "hotpotqa")
+            task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             plan = task["corrected"] if corrected else task["trial1"]
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                return final_answer(
-                    f"My answer is: {plan[-1]['args'].get('answer', '')}",
-                    messages,
-                    f"hotpotqa-{task_index}",
-                )
+                return final_answer(_report(messages), messages, f"hotpotqa-{index}")
             step = plan[done]
             return ai_tool_call(
                 messages,
-                f"hotpotqa-{task_index}",
+                f"hotpotqa-{index}",
                 step["thought"],
                 step["tool"],
                 dict(step["args"]),

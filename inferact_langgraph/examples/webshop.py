@@ -46,11 +46,18 @@ from inferact_langgraph.examples._common import (
     episode_start,
     feedback_index,
     final_answer,
+    last_result,
+    latest_request,
+    match_task,
     record,
+    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    text_of,
+    thread_results,
     tool_calls_since,
+    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -61,6 +68,9 @@ DATA = Path(__file__).with_name("data")
 HIGH_RISK_PRICE = 60.0
 PAGE_SIZE = 5
 _TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+#: How ``buy_now`` starts its answer when the purchase happened.
+_CONFIRMATION = "Thank you for your purchase!"
+_ORDER = re.compile(r"Order (\d+): (.*) for \$([0-9.]+)\.$")
 
 
 def _tokens(text: str) -> set[str]:
@@ -84,7 +94,7 @@ class WebShopEnv:
         products: Products by ASIN.
         tasks: The user instructions with their gold products.
         ledger: The purchase records (``{"env", "action", "thread_id", "tool_call_id", "asin",
-            "title", "options", "price"}``).
+            "title", "options", "price", "order"}``; ``order`` counts per thread).
         tools: ``[search, click, buy_now]``.
         critical_tools: Names of the critical tools (``("buy_now",)``).
 
@@ -117,7 +127,8 @@ class WebShopEnv:
             raise ValueError("ledger must be a list or a callable")
         self.ledger: Ledger = [] if ledger is None else ledger
         self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self._orders = 0
+        # Order numbers of direct tool calls (outside a graph), per thread id.
+        self._orders: dict[str, int] = {}
         self.tools: list[BaseTool] = self._make_tools()
 
     # -- tasks and scoring -------------------------------------------------------------------
@@ -126,9 +137,24 @@ class WebShopEnv:
         """The task at ``index`` (instruction, query, budget, attributes, gold, distractor)."""
         return self.tasks[index]
 
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order (the instruction of each task)."""
+        return [str(task["instruction"]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
+
     def prompt(self, index: int) -> str:
-        """The user's message that starts an episode of task ``index``."""
-        return f"WebShop. Instruction: {self.tasks[index]['instruction']}"
+        """The user's message that starts an episode of task ``index``: the instruction alone.
+
+        A user types what they want ("i need ..."), so the task the critic verifies reads like
+        the inferred tasks it is compared with (no "WebShop. Instruction:" prefix).
+        """
+        return str(self.tasks[index]["instruction"])
 
     def price(self, asin: str) -> float | None:
         """The catalogue price of a product, or None if unknown."""
@@ -295,6 +321,21 @@ class WebShopEnv:
         if runtime_messages(runtime) is None:
             self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
 
+    def _next_order(self, runtime: Any) -> int:
+        """The number of the next order of this thread (each thread counts its own orders).
+
+        Inside a graph it is read from the conversation (earlier confirmed purchases of the
+        thread), so it is right in any process that resumes the thread; for direct calls an
+        in-memory counter per thread id stands in.
+        """
+        messages = runtime_messages(runtime)
+        if messages is not None:
+            confirmed = thread_results(messages, "buy_now")
+            return 1 + sum(text.startswith(_CONFIRMATION) for text in confirmed)
+        thread_id = runtime_thread_id(runtime)
+        self._orders[thread_id] = self._orders.get(thread_id, 0) + 1
+        return self._orders[thread_id]
+
     def _make_tools(self) -> list[BaseTool]:
         env = self
 
@@ -340,7 +381,7 @@ class WebShopEnv:
                     return f"Error: {option}={value!r} is not an option of {product['asin']}."
             if price is not None and abs(float(price) - float(product["price"])) > 0.005:
                 return f"Error: the listed price of {product['asin']} is ${product['price']:.2f}."
-            env._orders += 1
+            order = env._next_order(runtime)
             record(
                 env.ledger,
                 {
@@ -352,15 +393,16 @@ class WebShopEnv:
                     "title": product["title"],
                     "options": options,
                     "price": float(product["price"]),
+                    "order": order,
                 },
             )
             chosen = f" ({_fmt_options(options)})" if options else ""
             return (
-                f"Thank you for your purchase! Order {env._orders}: {product['title']}{chosen}"
+                f"{_CONFIRMATION} Order {order}: {product['title']}{chosen}"
                 f" for ${product['price']:.2f}."
             )
 
-        tools = []
+        tools: list[BaseTool] = []
         for func, critical in ((search, False), (click, False), (buy_now, True)):
             tool = StructuredTool.from_function(func)
             tool.metadata = {"critical": critical, "risk": "high" if critical else "low"}
@@ -413,14 +455,42 @@ def _plan(env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], correct
     return steps
 
 
-def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
+def _report(messages: Sequence[BaseMessage]) -> str:
+    """The actor's last words: what ``buy_now`` really did, read from its result.
+
+    The result, not the plan, is the truth: the call may have failed, been rejected, or been
+    edited by a human into another product.
+    """
+    last = last_result(messages, ("buy_now",))
+    if last is None:
+        return "I did not buy anything."
+    _, answer = last
+    if answer is None:
+        return "I did not buy anything: the purchase has no result yet."
+    text = text_of(answer).strip()
+    if answer.status != "error" and text.startswith(_CONFIRMATION):
+        match = _ORDER.search(text)
+        if match:
+            number, item, price = match.groups()
+            return f"I bought {item} for ${price} (order {number})."
+        return f"I bought it; the shop says: {text}"
+    return f"I did not buy anything: {text}"
+
+
+def scripted_actor(env: WebShopEnv, task_index: int | None = None) -> ScriptedChatModel:
     """A deterministic ReAct shopper for task ``task_index`` of ``env``.
+
+    With ``task_index=None`` the task is the one the user's newest message asks for, in their
+    own words (:meth:`~WebShopEnv.match_task`); a request that matches no known task gets a
+    plain answer listing the tasks it knows, and no tool is called.
 
     On a first trial it buys the task's near-miss (``task["distractor"]``). Once the history
     holds feedback (see :func:`inferact_langgraph.examples._common.feedback_index`: a system or
     human message with *rejected*/*reject*/*blocked*/*feedback*, or such a tool message
     answering ``buy_now`` or marked as an error), it shops again and buys the gold product.
-    When its plan is done, or on anything unexpected, it answers without tool calls.
+    When its plan is done, or on anything unexpected, it answers without tool calls; its last
+    words report what ``buy_now`` really did, read from the tool's result (bought, and what; or
+    not bought, and why), never what it planned.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -429,30 +499,27 @@ def scripted_actor(env: WebShopEnv, task_index: int) -> ScriptedChatModel:
         >>> actor.invoke([HumanMessage(env.prompt(0))]).tool_calls[0]["args"]
         {'query': '66 x 66 inch blackout shades'}
     """
-    task = env.task(task_index)
 
     def respond(messages: list[BaseMessage]) -> Any:
         try:
             if not messages:
-                return final_answer(
-                    "I have no instruction to follow.", messages, f"webshop-{task_index}"
-                )
+                return final_answer("I have no instruction to follow.", messages, "webshop")
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply("WebShop", latest_request(messages), texts)
+                return final_answer(reply, messages, "webshop")
+            task = env.task(index)
             feedback = feedback_index(messages, env.critical_tools)
             corrected = feedback is not None
-            anchor = max(episode_start(messages), feedback if corrected else -1)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
             choice = task["gold"] if corrected else task["distractor"]
             plan = _plan(env, task, choice, corrected)
             done = tool_calls_since(messages, anchor)
             if done >= len(plan):
-                product = env.products[choice["asin"]]
-                return final_answer(
-                    f"I bought {product['title']} ({_fmt_options(choice['options'])}) "
-                    f"for ${product['price']:.2f}.",
-                    messages,
-                    f"webshop-{task_index}",
-                )
+                return final_answer(_report(messages), messages, f"webshop-{index}")
             thought, name, args = plan[done]
-            return ai_tool_call(messages, f"webshop-{task_index}", thought, name, args)
+            return ai_tool_call(messages, f"webshop-{index}", thought, name, args)
         except Exception as error:  # never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 

@@ -5,10 +5,12 @@ Verification units, the standard and multi-step evaluation baselines, the risk-a
 the feedback prompt), the verification answer format, whether a "None of the above" option is
 added, and an optional masker that hides what would leak the task into inference.
 
-Presets: ``generic`` (default, ours), ``webshop``, ``alfworld``, ``hotpotqa`` (the paper's text,
-word for word). Templates are filled with :func:`fill`, which never interprets braces in
-trajectories or tasks. After the paper's text every prompt gets one sentence of ours,
-:data:`OBSERVATION_NOTE`, saying that fenced observations are data, not instructions.
+Presets: ``generic`` (default, ours: is the action on track toward the task?),
+``generic-completion`` (version 0.1's generic wording: does the trajectory fulfil the task?),
+``webshop``, ``alfworld``, ``hotpotqa`` (the paper's text, word for word). Templates are
+filled with :func:`fill`, which never interprets braces in trajectories or tasks. After the
+paper's text every prompt gets one sentence of ours, :data:`OBSERVATION_NOTE`, saying that
+fenced observations are data, not instructions.
 
 Example:
     >>> from inferact_langgraph.trajectory import Step, Trajectory
@@ -21,7 +23,7 @@ Example:
     >>> get_preset("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown preset 'nope'; valid presets: alfworld, generic, hotpotqa, webshop
+    ValueError: unknown preset 'nope'; valid presets: alfworld, generic, generic-completion, ...
 """
 
 from __future__ import annotations
@@ -303,7 +305,22 @@ register_preset(
         risk=risk.GENERIC,
         feedback=feedback.GENERIC,
         masker=_remove_task_text(),
-        description="Any tool-using agent (ours, in the paper's spirit).",
+        description="Any tool-using agent (ours, in the paper's spirit): is the action on "
+        "track toward the task, which may need more steps?",
+    )
+)
+register_preset(
+    Preset(
+        name="generic-completion",
+        inference=generic.INFERENCE,
+        verification=generic.COMPLETION_VERIFICATION,
+        standard=generic.COMPLETION_STANDARD,
+        multistep=generic.COMPLETION_MULTISTEP,
+        risk=risk.GENERIC,
+        feedback=feedback.GENERIC,
+        masker=_remove_task_text(),
+        description="Version 0.1's generic wording: is the task fulfilled by the trajectory "
+        "(completion)? Kept to measure against 'generic'.",
     )
 )
 register_preset(

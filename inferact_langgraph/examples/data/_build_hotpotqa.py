@@ -90,7 +90,9 @@ ACTION = re.compile(r"^(Search|Lookup|Finish)\[(.*)\]$", re.DOTALL)
 
 
 def step(thought: str, action: str) -> dict:
-    kind, arg = ACTION.match(action).groups()
+    match = ACTION.match(action)
+    assert match is not None, action
+    kind, arg = match.groups()
     name = kind.lower()
     key = {"search": "entity", "lookup": "keyword", "finish": "answer"}[name]
     return {"thought": thought, "tool": name, "args": {key: arg}, "action": action}
