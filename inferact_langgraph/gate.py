@@ -1,42 +1,70 @@
-"""The guard: the critic step, the review gate, feedback and the audit trail.
+"""The guard: which calls are critical, the critic step, the review, feedback and the audit.
 
 This module holds the logic shared by :func:`~inferact_langgraph.wrap.with_inferact` (which adds
 it to a graph as nodes) and :class:`~inferact_langgraph.middleware.InferActMiddleware` (which
-runs it from agent hooks). Both follow one rule from LangGraph's interrupt semantics: a node that
-calls ``interrupt()`` re-runs from its first line on resume, so the critic runs in an *earlier*
-step that writes its verdicts to state (``inferact_checks``, keyed by tool call id), and the
-gate only reads them. Resuming never calls the critic again. The one exception, a human's edit
-of a critical call, is re-checked inside a memoised ``langgraph.func.task``, so it too runs once.
+runs it from agent hooks). Both follow LangGraph's interrupt semantics: a node that calls
+``interrupt()`` re-runs from its first line on resume, so the critic runs in an *earlier* step
+that writes its records to state (``inferact_checks``), and the review only reads them. An edit
+of a critical call is re-checked inside a memoised ``langgraph.func.task``, so it runs once.
+
+Whatever the route to a tool, the tool itself runs only with a record bound to that exact call
+(:func:`~inferact_langgraph.binding.authorize`); this module writes those records.
 
 Example:
     >>> from inferact_langgraph.critical import CriticalSpec
     >>> guard = InferActGuard(critic=None, specs={"buy_now": CriticalSpec()})
-    >>> guard.on_reject
+    >>> guard.options.on_reject
     'continue'
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import operator
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, _mark_invalid_resume
 from langgraph.func import task
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import interrupt
-from pydantic import AfterValidator, ValidationError
-from typing_extensions import NotRequired, TypedDict
+from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict
 
+from inferact_langgraph.binding import (
+    answered_after,
+    args_digest,
+    is_approved,
+    is_bound,
+    last_ai_position,
+    messages_of,
+    pending_calls,
+    with_unique_call_ids,
+)
 from inferact_langgraph.critical import CriticalSpec
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.memory import FeedbackMemory, render_feedback
-from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, Decision, parse_resume
+from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph.records import (
+    AuditEntry,
+    CheckRecord,
+    FeedbackEntry,
+    audit_entry,
+    verdict_fields,
+)
+from inferact_langgraph.review import (
+    DECISION_TYPES,
+    Decision,
+    ReviewRequest,
+    resume_error,
+    resume_schema,
+)
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
 __all__ = [
@@ -44,14 +72,16 @@ __all__ = [
     "InferActStateKeys",
     "OnCriticError",
     "OnReject",
+    "ReviewOutcome",
     "merge_checks",
+    "task_of",
+    "trajectory_for",
 ]
 
 logger = logging.getLogger("inferact_langgraph")
 
-OnCriticError = Literal["interrupt", "block", "allow"]
-OnReject = Literal["continue", "retry", "end"]
 MEMORY_MESSAGE_PREFIX = "inferact-memory-"
+SUPERSEDED = "The user sent a new message instead of answering the review of this call."
 
 
 def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -64,59 +94,140 @@ def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
 class InferActStateKeys(TypedDict):
     """The state keys the guard adds to a graph (all optional for the user)."""
 
-    inferact_checks: NotRequired[Annotated[dict[str, dict[str, Any]], merge_checks]]
-    """The critic's record per checked tool call id: verdict, score, decision."""
-    inferact_audit: NotRequired[Annotated[list[dict[str, Any]], operator.add]]
+    inferact_checks: NotRequired[Annotated[dict[str, CheckRecord], merge_checks]]
+    """The critic's record per checked tool call id, bound to that exact call."""
+    inferact_audit: NotRequired[Annotated[list[AuditEntry], operator.add]]
     """One entry per decided critical call: who decided what, when, and why."""
-    inferact_feedback: NotRequired[Annotated[list[dict[str, Any]], operator.add]]
+    inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], operator.add]]
     """Human feedback on rejected calls, in order."""
     inferact_trial: NotRequired[int]
     """The current trial (0-based); incremented by ``on_reject="retry"``."""
     inferact_memory_loaded: NotRequired[bool]
     """Whether earlier feedback from the store has been put in the actor's context."""
     inferact_route: NotRequired[str | None]
-    """Where the gate sends the run next: ``None`` (tools / actor), ``"retry"`` or ``"end"``."""
+    """Where the gate sends the run next: ``None``, ``"review"``, ``"retry"`` or ``"end"``."""
 
 
-def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
-    messages = state.get("messages") if isinstance(state, Mapping) else None
-    if messages is None:
-        messages = getattr(state, "messages", None)
-    return list(messages or [])
-
-
-def last_ai_message(state: Mapping[str, Any]) -> AIMessage | None:
-    """The last AI message of the state's messages, if it is the newest message with tool calls."""
-    for message in reversed(_messages(state)):
-        if isinstance(message, AIMessage):
-            return message
-    return None
+def last_ai_message(state: Any) -> AIMessage | None:
+    """The last AI message of the state's messages."""
+    messages = messages_of(state)
+    position = last_ai_position(messages)
+    return None if position is None else messages[position]  # type: ignore[return-value]
 
 
 def answered_ids(messages: Sequence[AnyMessage]) -> set[str]:
-    """Tool call ids that already have a tool message."""
+    """Tool call ids that have a tool message anywhere in ``messages``."""
     return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
 
 
-def trusted_record(state: Mapping[str, Any], ai: AIMessage, call: Mapping[str, Any]) -> dict | None:
-    """The critic's record for ``call`` if it was written for this very AI message and these args.
+# ---------------------------------------------------------------------------- task and chain
+def task_of(state: Any, extractor: Callable[[Any], str] | None = None) -> str:
+    """The user's real task t*: ``extractor(state)``, else the first human message."""
+    if extractor is not None:
+        text = extractor(state)
+        if not isinstance(text, str) or not text.strip():
+            raise TrajectoryError("task_extractor must return a non-empty string")
+        return text
+    for message in messages_of(state):
+        if isinstance(message, HumanMessage) and not str(message.id or "").startswith(
+            MEMORY_MESSAGE_PREFIX
+        ):
+            text = str(message.text)
+            if text:
+                return text
+    raise TrajectoryError(
+        "cannot find the user's task: no human message in state['messages']; "
+        "pass task_extractor= to with_inferact / InferActMiddleware"
+    )
 
-    Records are bound to the id of the AI message that proposed the call (an id no tool can know
-    in advance) and to the call's arguments, so a record forged through a tool's
-    ``Command(update=...)`` for a future call, or left over from other arguments, is ignored
-    and the call is checked again.
+
+def trajectory_for(state: Any, call: Mapping[str, Any], task_text: str) -> Trajectory:
+    """The chain S the critic judges for ``call``: every step up to it, thoughts excluded."""
+    return Trajectory.from_messages(
+        messages_of(state), task=task_text, pending_tool_call_id=call.get("id")
+    )
+
+
+def action_chain(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The steps of ``trajectory`` as ``{"action", "observation"}`` (no thoughts)."""
+    return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
+
+
+def memory_message(entries: Sequence[Mapping[str, Any]], *, trial: int | None) -> HumanMessage:
+    """The message that carries earlier feedback into the actor's context."""
+    suffix = f"trial-{trial}" if trial is not None else "store"
+    return HumanMessage(
+        content=render_feedback(entries),
+        id=f"{MEMORY_MESSAGE_PREFIX}{suffix}-{len(entries)}",
+    )
+
+
+def _rejection_message(
+    record: Mapping[str, Any], message: str | None, reason: str | None = None
+) -> ToolMessage:
+    if reason:
+        text = f"The call to {record['tool']} was not executed: {reason}."
+    elif message:
+        text = (
+            f"The user rejected this call to {record['tool']} before it ran. "
+            f"Their feedback: {message}"
+        )
+    else:
+        text = (
+            f"The user rejected this call to {record['tool']} before it ran: the action was "
+            "judged incorrect. Reflect on what went wrong and try a different approach."
+        )
+    return ToolMessage(
+        content=text, tool_call_id=record["tool_call_id"], name=record["tool"], status="error"
+    )
+
+
+# ---------------------------------------------------------------------------- review outcome
+@dataclass
+class ReviewOutcome:
+    """What a review decided: the records, audit and feedback to keep, and what runs next.
+
+    Attributes:
+        checks: Records to merge into ``inferact_checks``.
+        audit: New audit entries.
+        feedback: New feedback entries; the caller writes them to the store.
+        messages: Messages to add (tool answers, the AI message with edits, a new trial).
+        route: ``None`` (tools / actor), ``"review"`` (an edit needs another review),
+            ``"retry"`` or ``"end"``.
+        edits: Edited calls by tool call id.
+        trial: The new trial number, after ``on_reject="retry"``.
     """
-    record = (state.get("inferact_checks") or {}).get(call.get("id"))
-    if not isinstance(record, Mapping):
-        return None
-    if record.get("ai_message_id") != ai.id or record.get("args") != dict(call.get("args") or {}):
-        return None
-    return dict(record)
+
+    checks: dict[str, CheckRecord] = field(default_factory=dict)
+    audit: list[AuditEntry] = field(default_factory=list)
+    feedback: list[FeedbackEntry] = field(default_factory=list)
+    messages: list[Any] = field(default_factory=list)
+    route: str | None = None
+    edits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trial: int | None = None
+
+    def update(self) -> dict[str, Any]:
+        """The graph state update (without the feedback's store write)."""
+        # The route is always written: a stale "review" must never send the run round again.
+        update: dict[str, Any] = {"inferact_route": self.route}
+        if self.checks:
+            update["inferact_checks"] = self.checks
+        if self.audit:
+            update["inferact_audit"] = self.audit
+        if self.feedback:
+            update["inferact_feedback"] = self.feedback
+        if self.messages:
+            update["messages"] = self.messages
+        if self.trial is not None:
+            update["inferact_trial"] = self.trial
+        return update
 
 
-def is_approved(record: Mapping[str, Any] | None) -> bool:
-    """A clean verdict, or a decision to run it (approve / allowed by policy)."""
-    return record is not None and (not record.get("flagged") or record.get("decision") == "approve")
+class _Recheck:
+    """An edited critical call that must be checked again before it may run."""
+
+    def __init__(self, state: dict, index: int, call: dict) -> None:
+        self.state, self.index, self.call = state, index, call
 
 
 class InferActGuard:
@@ -125,15 +236,10 @@ class InferActGuard:
     Args:
         critic: Any :class:`~inferact_langgraph.critics.base.Critic`.
         specs: Critical tool names mapped to their specs.
-        on_critic_error: ``"interrupt"`` (default, fail closed: ask the human, saying why),
-            ``"block"`` (reject without asking) or ``"allow"`` (run it; only for calls whose
-            risk is not high, and logged).
-        on_reject: ``"continue"`` (the actor sees the feedback and carries on), ``"retry"``
-            (start a new trial: messages cleared, task and feedback kept) or ``"end"``.
-        max_trials: With ``"retry"``, the run ends after this many trials.
-        task_extractor: ``state -> str``: the user's real task (default: first human message).
-        memory: Where feedback is kept across threads (used when the graph has a store).
-        allowed_decisions: The decisions a human may make.
+        options: The shared options (policy on errors and rejections, trials, memory).
+        tools: The graph's tools by name, used to validate a human's edits (may be learnt
+            later with :meth:`learn_tools`).
+        **policy: Instead of ``options``: the :class:`GuardOptions` fields themselves.
     """
 
     def __init__(
@@ -141,220 +247,262 @@ class InferActGuard:
         *,
         critic: Critic | None,
         specs: Mapping[str, CriticalSpec],
-        on_critic_error: OnCriticError = "interrupt",
-        on_reject: OnReject = "continue",
-        max_trials: int = 3,
-        task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
-        memory: FeedbackMemory | None = None,
-        allowed_decisions: Sequence[str] = DECISION_TYPES,
+        options: GuardOptions | None = None,
+        tools: Mapping[str, Any] | None = None,
+        **policy: Any,
     ) -> None:
-        if on_critic_error not in ("interrupt", "block", "allow"):
-            raise ValueError(
-                f"on_critic_error must be 'interrupt', 'block' or 'allow', got {on_critic_error!r}"
-            )
-        if on_reject not in ("continue", "retry", "end"):
-            raise ValueError(f"on_reject must be 'continue', 'retry' or 'end', got {on_reject!r}")
-        if max_trials < 1:
-            raise ValueError(f"max_trials must be >= 1, got {max_trials}")
-        bad = [d for d in allowed_decisions if d not in DECISION_TYPES]
-        if bad or not allowed_decisions:
-            raise ValueError(f"allowed_decisions must be a non-empty subset of {DECISION_TYPES}")
+        if options is not None and policy:
+            raise ValueError("pass options= or the policy keywords, not both")
+        self.options = options or GuardOptions(**policy)
         self.critic = critic
         self.specs = dict(specs)
-        self.on_critic_error = on_critic_error
-        self.on_reject = on_reject
-        self.max_trials = max_trials
-        self.task_extractor = task_extractor
-        self.memory = memory or FeedbackMemory()
-        self.allowed_decisions = list(allowed_decisions)
+        self.tools: dict[str, Any] = dict(tools or {})
+        self.memory = self.options.memory or FeedbackMemory()
         # Memoised across resumes: an edited critical call is re-checked exactly once.
         self._recheck_task = task(name="inferact_recheck")(self._recheck_sync)
         self._arecheck_task = task(name="inferact_recheck")(self._recheck_async)
 
-    # ------------------------------------------------------------------ what needs checking
-    def task_of(self, state: Mapping[str, Any]) -> str:
-        """The user's real task t*."""
-        if self.task_extractor is not None:
-            task_text = self.task_extractor(state)
-            if not isinstance(task_text, str) or not task_text.strip():
-                raise TrajectoryError("task_extractor must return a non-empty string")
-            return task_text
-        for message in _messages(state):
-            if isinstance(message, HumanMessage) and not str(message.id or "").startswith(
-                MEMORY_MESSAGE_PREFIX
-            ):
-                text = str(message.text)
-                if text:
-                    return text
-        raise TrajectoryError(
-            "cannot find the user's task: no human message in state['messages']; "
-            "pass task_extractor= to with_inferact / InferActMiddleware"
-        )
+    # Kept for the existing attribute names.
+    @property
+    def on_reject(self) -> str:
+        """The ``on_reject`` policy."""
+        return self.options.on_reject
 
-    def critical_calls(self, state: Mapping[str, Any]) -> list[tuple[dict[str, Any], CriticalSpec]]:
-        """The last AI message's unanswered tool calls that must be checked."""
-        ai = last_ai_message(state)
-        if ai is None or not ai.tool_calls:
-            return []
-        done = answered_ids(_messages(state))
-        calls = []
-        for call in ai.tool_calls:
-            spec = self.specs.get(call["name"])
-            if spec is None or call.get("id") in done:
+    @property
+    def allowed_decisions(self) -> list[str]:
+        """The decisions a human may make."""
+        return list(self.options.allowed_decisions)
+
+    def learn_tools(self, tools: Sequence[Any]) -> None:
+        """Remember tools (for edit validation) and the ``@critical`` marks they carry."""
+        from inferact_langgraph.critical import critical_spec
+
+        for tool in tools:
+            name = getattr(tool, "name", None)
+            if not name:
                 continue
-            if spec.applies(call.get("args") or {}):
-                calls.append((call, spec))
-        return calls
+            self.tools.setdefault(name, tool)
+            spec = critical_spec(tool)
+            if spec is not None and name not in self.specs:
+                self.specs[name] = spec
 
-    def needs_check(self, state: Mapping[str, Any]) -> bool:
+    def task_of(self, state: Any) -> str:
+        """The user's real task t*."""
+        return task_of(state, self.options.task_extractor)
+
+    # ------------------------------------------------------------------ which calls
+    def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
+        """Whether this call must have a bound verdict or decision before it runs."""
+        from inferact_langgraph.critical import critical_spec
+
+        spec = self.specs.get(call.get("name")) or critical_spec(tool)
+        return spec is not None and spec.applies(call.get("args") or {})
+
+    def critical_calls(self, state: Any) -> list[tuple[int, dict[str, Any], CriticalSpec]]:
+        """The last AI message's unanswered critical calls, with their positions."""
+        _, pending = pending_calls(state)
+        out = []
+        for index, call in pending:
+            spec = self.specs.get(call["name"])
+            if spec is not None and spec.applies(call.get("args") or {}):
+                out.append((index, call, spec))
+        return out
+
+    def unique_ids(self, state: Any) -> AIMessage | None:
+        """The last AI message with unique call ids, if any of its ids had to change."""
+        messages = messages_of(state)
+        position = last_ai_position(messages)
+        if position is None:
+            return None
+        ai = messages[position]
+        renamed = with_unique_call_ids(ai, messages[:position])  # type: ignore[arg-type]
+        return None if renamed is ai else renamed
+
+    def needs_check(self, state: Any) -> bool:
         """Whether the critic must run before the tools (cheap: no model call)."""
         if not self.specs:
             return False
+        if self.unique_ids(state) is not None and self.critical_calls(state):
+            return True
         ai = last_ai_message(state)
+        checks = state.get("inferact_checks") or {}
         return any(
-            trusted_record(state, ai, call) is None for call, _ in self.critical_calls(state)
+            not is_bound(checks.get(c.get("id")), ai, i, c)
+            for i, c, _ in self.critical_calls(state)
         )
 
     # ------------------------------------------------------------------ the critic step
-    def _trajectory(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> Trajectory:
-        messages = _messages(state)
-        return Trajectory.from_messages(
-            messages, task=self.task_of(state), pending_tool_call_id=call.get("id")
-        )
-
     def _base_record(
-        self, state: Mapping[str, Any], call: Mapping[str, Any], spec: CriticalSpec
-    ) -> dict[str, Any]:
+        self, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+    ) -> CheckRecord:
         args = dict(call.get("args") or {})
-        ai = last_ai_message(state)
         return {
             "tool_call_id": call.get("id"),
-            "ai_message_id": ai.id if ai is not None else None,
+            "ai_message_id": ai.id,
+            "index": index,
             "tool": call["name"],
             "args": args,
+            "args_sha256": args_digest(args),
             "risk": spec.risk_for(args),
             "description": spec.description,
             "critic": getattr(self.critic, "name", None),
             "threshold": getattr(self.critic, "threshold", None),
+            "task": None,
+            "action_chain": [],
+            "options": [],
+            "option_probs": {},
+            "order_probs": None,
             "checked_at": time.time(),
         }
 
-    def _record_from(self, record: dict[str, Any], verdict: Any = None, error: Any = None) -> dict:
-        if error is not None:
-            logger.warning("InferAct critic failed on %s: %s", record["tool"], error)
-            return {
-                **record,
-                "score": None,
-                "flagged": True,
-                "verdict": None,
-                "error": f"{type(error).__name__}: {error}",
-            }
+    def _prepare(
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> tuple[CheckRecord, Trajectory]:
+        record = self._base_record(ai, index, call, spec)
+        if self.critic is None:
+            raise RuntimeError("no critic configured")
+        task_text = self.task_of(state)
+        record["task"] = task_text
+        trajectory = trajectory_for(state, call, task_text)
+        record["action_chain"] = action_chain(trajectory)  # type: ignore[typeddict-item]
+        return record, trajectory
+
+    @staticmethod
+    def _failed(record: CheckRecord, error: BaseException) -> CheckRecord:
+        logger.warning("InferAct critic failed on %s: %s", record["tool"], error)
         return {
             **record,
-            "score": verdict.score,
-            "flagged": verdict.flagged,
-            "verdict": verdict.model_dump(mode="json"),
-            "error": None,
+            "score": None,
+            "flagged": True,
+            "verdict": None,
+            "error": f"{type(error).__name__}: {error}",
         }
 
     async def _acheck_one(
-        self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec
-    ) -> dict:
-        record = self._base_record(state, call, spec)
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> CheckRecord:
+        record = self._base_record(ai, index, call, spec)
         try:
-            if self.critic is None:
-                raise RuntimeError("no critic configured")
-            trajectory = self._trajectory(state, call)
-            verdict = await self.critic.aevaluate(trajectory, risk=record["risk"])
+            record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = await self.critic.aevaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
+            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
-            return self._record_from(record, error=exc)
-        return self._record_from(record, verdict=verdict)
+            return self._failed(record, exc)
 
-    def _check_one(self, state: Mapping[str, Any], call: Mapping, spec: CriticalSpec) -> dict:
-        record = self._base_record(state, call, spec)
+    def _check_one(
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> CheckRecord:
+        record = self._base_record(ai, index, call, spec)
         try:
-            if self.critic is None:
-                raise RuntimeError("no critic configured")
-            trajectory = self._trajectory(state, call)
-            verdict = self.critic.evaluate(trajectory, risk=record["risk"])
+            record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = self.critic.evaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
+            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
-            return self._record_from(record, error=exc)
-        return self._record_from(record, verdict=verdict)
+            return self._failed(record, exc)
 
-    def _check_update(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        audit = [
-            _audit_entry(r, decision="approve", decided_by="critic")
-            for r in records
-            if not r["flagged"]
+    def _todo(
+        self, state: Any
+    ) -> tuple[dict[str, Any], AIMessage | None, list[tuple[int, dict, CriticalSpec]]]:
+        """(the state with unique call ids, the renamed AI message or None, calls to check)."""
+        renamed = self.unique_ids(state)
+        state = dict(state)
+        if renamed is not None:
+            state["messages"] = [
+                renamed if getattr(m, "id", None) == renamed.id else m for m in messages_of(state)
+            ]
+        ai = last_ai_message(state)
+        checks = state.get("inferact_checks") or {}
+        todo = [
+            (i, c, s)
+            for i, c, s in self.critical_calls(state)
+            if not is_bound(checks.get(c.get("id")), ai, i, c)
         ]
-        update: dict[str, Any] = {
-            "inferact_checks": {r["tool_call_id"]: r for r in records},
-            "inferact_route": None,
-        }
+        return state, renamed, todo
+
+    @staticmethod
+    def _check_update(renamed: AIMessage | None, records: Sequence[CheckRecord]) -> dict[str, Any]:
+        if renamed is None and not records:
+            return {}
+        audit = [
+            audit_entry(r, decision="approve", decided_by="critic")
+            for r in records
+            if is_approved(r)
+        ]
+        update: dict[str, Any] = {"inferact_route": None}
+        if records:
+            update["inferact_checks"] = {r["tool_call_id"]: r for r in records}
         if audit:
             update["inferact_audit"] = audit
+        if renamed is not None:
+            update["messages"] = [renamed]  # same message id: replaced in place, new call ids
         return update
 
-    async def acheck(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """Check every unchecked critical call of the last AI message, concurrently."""
-        ai = last_ai_message(state)
-        todo = [
-            (c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None
-        ]
-        if not todo:
-            return {}
-        records = await asyncio.gather(*(self._acheck_one(state, c, s) for c, s in todo))
-        return self._check_update(records)
+    async def acheck(self, state: Any) -> dict[str, Any]:
+        """Check every unchecked critical call of the last AI message, concurrently.
 
-    def check(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """Sync :meth:`acheck` (calls are checked one after the other)."""
+        Calls with a missing or colliding id are given unique ids first (the AI message is
+        replaced in place), so every record names exactly one call.
+        """
+        state, renamed, todo = self._todo(state)
         ai = last_ai_message(state)
-        todo = [
-            (c, s) for c, s in self.critical_calls(state) if trusted_record(state, ai, c) is None
-        ]
-        if not todo:
-            return {}
-        return self._check_update([self._check_one(state, c, s) for c, s in todo])
+        records = await asyncio.gather(*(self._acheck_one(state, ai, i, c, s) for i, c, s in todo))
+        return self._check_update(renamed, records)
+
+    def check(self, state: Any) -> dict[str, Any]:
+        """Sync :meth:`acheck` (calls are checked one after the other)."""
+        state, renamed, todo = self._todo(state)
+        ai = last_ai_message(state)
+        return self._check_update(
+            renamed, [self._check_one(state, ai, i, c, s) for i, c, s in todo]
+        )
 
     # ------------------------------------------------------------------ edits are re-checked
-    def _recheck_sync(self, state: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
-        return self._check_one(state, call, self.specs[call["name"]])
-
-    async def _recheck_async(self, state: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
-        return await self._acheck_one(state, call, self.specs[call["name"]])
-
-    # ------------------------------------------------------------------ the gate
-    def _to_review(self, state: Mapping[str, Any]) -> tuple[list[dict], list[dict], list[dict]]:
-        """Split flagged records into (ask the human, blocked by policy, allowed by policy)."""
-        ask, block, allow = [], [], []
+    def _recheck_sync(self, state: dict[str, Any], index: int, call: dict[str, Any]) -> dict:
         ai = last_ai_message(state)
-        done = answered_ids(_messages(state))
+        return self._check_one(state, ai, index, call, self.specs[call["name"]])
+
+    async def _recheck_async(self, state: dict[str, Any], index: int, call: dict) -> dict:
+        ai = last_ai_message(state)
+        return await self._acheck_one(state, ai, index, call, self.specs[call["name"]])
+
+    # ------------------------------------------------------------------ the review
+    def to_review(
+        self, state: Any, only: str | None = None
+    ) -> tuple[list[CheckRecord], list[CheckRecord], list[CheckRecord]]:
+        """Split the bound, doubtful, undecided records: (ask, blocked, allowed by policy)."""
+        ask: list[CheckRecord] = []
+        block: list[CheckRecord] = []
+        allow: list[CheckRecord] = []
+        ai, pending = pending_calls(state)
+        checks = state.get("inferact_checks") or {}
         # Driven by the checkpointed records, not by the tool specs: a process that resumes
         # the review may never have seen the tools.
-        for call in ai.tool_calls if ai is not None else []:
-            if call.get("id") in done:
+        for index, call in pending:
+            if only is not None and call.get("id") != only:
                 continue
-            record = trusted_record(state, ai, call)
-            if record is None or not record.get("flagged") or record.get("decision"):
+            record = checks.get(call.get("id"))
+            if not is_bound(record, ai, index, call) or is_approved(record):
                 continue
-            if record.get("error") and self.on_critic_error == "block":
+            if record.get("decision"):
+                continue
+            if record.get("error") and self.options.on_critic_error == "block":
                 block.append(record)
             elif (
                 record.get("error")
-                and self.on_critic_error == "allow"
-                and record.get("risk") != "high"
+                and self.options.on_critic_error == "allow"
+                and record.get("risk") in ("low", "medium")  # only an explicit, not-high risk
             ):
                 allow.append(record)
             else:
                 ask.append(record)
         return ask, block, allow
 
-    def review_request(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """The interrupt value for these flagged calls (a HumanInTheLoopMiddleware superset)."""
+    def review_request(self, records: Sequence[Mapping[str, Any]]) -> ReviewRequest:
+        """The interrupt value for these flagged calls (a ``HITLRequest`` plus ``inferact``)."""
         action_requests, review_configs = [], []
         for r in records:
             verdict = r.get("verdict") or {}
@@ -366,22 +514,26 @@ class InferActGuard:
                     f"< threshold {r['threshold']:.2f}."
                 )
             description = "\n".join(x for x in (r.get("description"), why) if x)
+            info: dict[str, Any] = {
+                "tool_call_id": r["tool_call_id"],
+                "ai_message_id": r.get("ai_message_id"),
+                "index": r.get("index"),
+                "score": r.get("score"),
+                "threshold": r.get("threshold"),
+                "inferred_tasks": list(verdict.get("inferred_tasks") or []),
+                "justification": verdict.get("justification") or "",
+                "risk": r.get("risk"),
+                "critic": r.get("critic"),
+                "error": r.get("error"),
+                "task": r.get("task"),
+                "action_chain": list(r.get("action_chain") or []),
+                "options": list(r.get("options") or []),
+                "option_probs": dict(r.get("option_probs") or {}),
+            }
+            if r.get("order_probs"):
+                info["order_probs"] = r["order_probs"]
             action_requests.append(
-                {
-                    "name": r["tool"],
-                    "args": r["args"],
-                    "description": description,
-                    "inferact": {
-                        "tool_call_id": r["tool_call_id"],
-                        "score": r.get("score"),
-                        "threshold": r.get("threshold"),
-                        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-                        "justification": verdict.get("justification") or "",
-                        "risk": r.get("risk"),
-                        "critic": r.get("critic"),
-                        "error": r.get("error"),
-                    },
-                }
+                {"name": r["tool"], "args": r["args"], "description": description, "inferact": info}
             )
             review_configs.append(
                 {"action_name": r["tool"], "allowed_decisions": list(self.allowed_decisions)}
@@ -390,11 +542,90 @@ class InferActGuard:
             "action_requests": action_requests,
             "review_configs": review_configs,
             "source": "inferact",
-        }
+        }  # type: ignore[typeddict-item]
 
-    def review(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """Ask a human about every doubtful critical call (sync); return the state update."""
-        steps = self._review_steps(state)
+    def check_edit(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate an edit: a known tool, arguments its schema accepts (coerced where it can).
+
+        Agent Chat UI sends every edited value as a string (``"72.99"``, ``'{"a": 1}'``): a
+        string that the schema wants as a number is coerced by pydantic, one it wants as an
+        object or a list is parsed as JSON. Anything else is refused with the tool's errors.
+
+        Raises:
+            ResumeError: Unknown tool, or arguments the tool's schema refuses.
+        """
+        from inferact_langgraph.review import EXPECTED_SHAPE
+
+        if not self.tools:  # tools never seen in this process: the tool node validates
+            return args
+        tool = self.tools.get(name)
+        if tool is None:
+            raise ResumeError(
+                f"the edit names the tool {name!r}, which this agent does not have; "
+                f"its tools: {sorted(self.tools)}",
+                expected=EXPECTED_SHAPE,
+                received={"name": name, "args": args},
+            )
+        schema = getattr(tool, "tool_call_schema", None)
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            return args
+        candidate = dict(args)
+        for _ in range(2):
+            try:
+                validated = schema.model_validate(candidate)
+            except ValidationError as exc:
+                parsed = False
+                for error in exc.errors():
+                    key = error["loc"][0] if error.get("loc") else None
+                    value = candidate.get(key) if isinstance(key, str) else None
+                    if isinstance(value, str) and error.get("type", "").endswith(
+                        ("dict_type", "list_type", "model_type", "model_attributes_type")
+                    ):
+                        try:
+                            candidate[key] = json.loads(value)
+                            parsed = True
+                        except ValueError:
+                            pass
+                if not parsed:
+                    problems = "; ".join(
+                        f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+                    )
+                    raise ResumeError(
+                        f"the edited arguments do not fit {name}'s schema ({problems})",
+                        expected=EXPECTED_SHAPE,
+                        received={"name": name, "args": args},
+                    ) from None
+                continue
+            return validated.model_dump(mode="json", exclude_unset=True)
+        raise ResumeError(  # pragma: no cover - the loop returns or raises
+            f"the edited arguments do not fit {name}'s schema",
+            expected=EXPECTED_SHAPE,
+            received={"name": name, "args": args},
+        )
+
+    def _ask(self, request: ReviewRequest, *, count: int) -> list[Decision]:
+        """``interrupt()`` with the resume validated *before* LangGraph records it.
+
+        The ``response_schema`` is a pydantic discriminated union of LangChain's decisions
+        (:func:`~inferact_langgraph.review.resume_schema`). A malformed resume raises
+        :class:`ResumeError` and is not saved, so the thread stays interrupted.
+        """
+        schema = resume_schema(
+            count=count, allowed=self.allowed_decisions, check_edit=self.check_edit
+        )
+        try:
+            return interrupt(request, response_schema=schema)
+        except ValidationError as exc:
+            error = resume_error(exc)
+            # LangGraph marks its own ValidationError; ours replaces it with a clearer error,
+            # which must carry the same mark so ToolNode re-raises it instead of answering
+            # the call with it. There is no public API to set that mark.
+            _mark_invalid_resume(error)
+            raise error from None
+
+    def review(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
+        """Ask a human about the doubtful critical calls (sync), once; return the outcome."""
+        steps = self._review_steps(state, only)
         try:
             request = next(steps)
             while True:
@@ -402,9 +633,9 @@ class InferActGuard:
         except StopIteration as done:
             return done.value
 
-    async def areview(self, state: Mapping[str, Any]) -> dict[str, Any]:
+    async def areview(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
         """Async :meth:`review` (edited critical calls are re-checked with the async critic)."""
-        steps = self._review_steps(state)
+        steps = self._review_steps(state, only)
         try:
             request = next(steps)
             while True:
@@ -412,138 +643,99 @@ class InferActGuard:
         except StopIteration as done:
             return done.value
 
-    def _review_steps(self, state: Mapping[str, Any]) -> Generator[tuple, dict, dict[str, Any]]:
-        """The review loop; it yields ``(state, call)`` when an edit needs a re-check.
+    def _review_steps(self, state: Any, only: str | None) -> Generator[tuple, dict, ReviewOutcome]:
+        """One review round; it yields ``(state, index, call)`` when an edit needs a re-check.
 
-        Written as a generator so that the sync and async drivers share every line of it: the
-        re-check is the only step that differs, and ``interrupt()`` must be called in the same
-        order on every resume.
+        A generator, so that the sync and async drivers share every line: the re-check is the
+        only step that differs. There is exactly one ``interrupt()`` per round: an edit that
+        the critic still doubts is reviewed again in a *new* step (a new interrupt id), so a
+        late answer to the first interrupt can never approve the second.
         """
-        ask, block, allow = self._to_review(state)
+        outcome = ReviewOutcome()
+        ask, block, allow = self.to_review(state, only)
         if not (ask or block or allow):
-            return {}
+            return outcome
         ai = last_ai_message(state)
         assert ai is not None  # there are critical calls, so there is an AI message
-        tool_messages: list[ToolMessage] = []
-        checks: dict[str, dict] = {}
-        audit: list[dict] = []
-        feedback: list[dict] = []
-        edits: dict[str, dict] = {}
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
-            tool_messages.append(_rejection_message(r, None, reason=reason))
-            checks[r["tool_call_id"]] = {**r, "decision": "reject"}
-            audit.append(_audit_entry(r, decision="reject", decided_by="policy", feedback=reason))
+            outcome.messages.append(_rejection_message(r, None, reason=reason))
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject"}
+            outcome.audit.append(
+                audit_entry(r, decision="reject", decided_by="policy", feedback=reason)
+            )
         for r in allow:
             logger.warning("InferAct: running %s unchecked (on_critic_error='allow')", r["tool"])
-            checks[r["tool_call_id"]] = {**r, "decision": "approve"}
-            audit.append(_audit_entry(r, decision="approve", decided_by="policy"))
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve"}
+            outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
 
-        rounds = 0
-        while ask:
-            rounds += 1
-            resume = self._ask(self.review_request(ask), count=len(ask))
-            decisions = parse_resume(resume, count=len(ask), allowed=self.allowed_decisions)
-            next_round: list[dict] = []
+        if ask:
+            decisions = self._ask(self.review_request(ask), count=len(ask))
             for record, decision in zip(ask, decisions, strict=True):
-                outcome = self._apply(
-                    state, ai, record, decision, tool_messages, checks, audit, feedback, edits
-                )
-                if isinstance(outcome, _Recheck):
-                    new_record = yield (outcome.state, outcome.call)
-                    call_id = outcome.call["id"]
-                    if new_record.get("flagged"):
-                        checks[call_id] = new_record
-                        next_round.append(new_record)
-                    else:
-                        checks[call_id] = {**new_record, "decision": "approve"}
-                        audit.append(
-                            _audit_entry(new_record, decision="approve", decided_by="critic")
-                        )
-            ask = next_round
+                recheck = self._apply(state, ai, record, decision, outcome)
+                if recheck is None:
+                    continue
+                new_record = yield (recheck.state, recheck.index, recheck.call)
+                call_id = recheck.call["id"]
+                if is_approved(new_record):
+                    outcome.checks[call_id] = {**new_record, "decision": "approve"}
+                    outcome.audit.append(
+                        audit_entry(new_record, decision="approve", decided_by="critic")
+                    )
+                else:
+                    outcome.checks[call_id] = new_record
+                    outcome.route = "review"
 
-        update: dict[str, Any] = {"inferact_checks": checks, "inferact_audit": audit}
-        messages: list[Any] = []
-        if edits:
-            calls = [edits.get(c["id"], c) for c in ai.tool_calls]
-            messages.append(ai.model_copy(update={"tool_calls": calls}))
-        messages.extend(tool_messages)
-        if feedback:
-            update["inferact_feedback"] = feedback
-        rejected = any(e["decision"] == "reject" for e in audit)
-        if rejected and self.on_reject == "end":
-            messages.extend(self._cancel_others(state, ai, tool_messages, edits))
-            update["inferact_route"] = "end"
-        elif rejected and self.on_reject == "retry":
+        if outcome.edits:
+            calls = [outcome.edits.get(c["id"], c) for c in ai.tool_calls]
+            outcome.messages.insert(0, ai.model_copy(update={"tool_calls": calls}))
+        self._after_rejection(state, ai, outcome)
+        return outcome
+
+    def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
+        """Apply ``on_reject`` once a call was rejected."""
+        if not any(e["decision"] == "reject" for e in outcome.audit):
+            return
+        if self.options.on_reject == "end":
+            outcome.messages.extend(self._cancel_others(state, ai, outcome))
+            outcome.route = "end"
+        elif self.options.on_reject == "retry":
             trial = int(state.get("inferact_trial") or 0) + 1
-            if trial >= self.max_trials:
-                messages.extend(self._cancel_others(state, ai, tool_messages, edits))
-                update["inferact_route"] = "end"
+            if trial >= self.options.max_trials:
+                outcome.messages.extend(self._cancel_others(state, ai, outcome))
+                outcome.route = "end"
             else:
-                all_feedback = list(state.get("inferact_feedback") or []) + feedback
-                update["inferact_route"] = "retry"
-                update["inferact_trial"] = trial
-                messages = [
+                all_feedback = list(state.get("inferact_feedback") or []) + outcome.feedback
+                outcome.route = "retry"
+                outcome.trial = trial
+                outcome.messages = [
                     RemoveMessage(id=REMOVE_ALL_MESSAGES),
                     HumanMessage(self.task_of(state)),
                     memory_message(all_feedback, trial=trial),
                 ]
-        if messages:
-            update["messages"] = messages
-        update["_store_feedback"] = feedback  # popped by the caller, which owns the store
-        return update
-
-    def _ask(self, request: dict[str, Any], *, count: int) -> Any:
-        """``interrupt()`` with the resume validated *before* LangGraph records it.
-
-        A malformed resume raises :class:`ResumeError` and is not saved, so the thread stays
-        interrupted and accepts a correct resume afterwards.
-        """
-        allowed = self.allowed_decisions
-
-        def validate(value: Any) -> Any:
-            parse_resume(value, count=count, allowed=allowed)
-            return value
-
-        try:
-            return interrupt(request, response_schema=Annotated[Any, AfterValidator(validate)])
-        except ValidationError as exc:
-            errors = exc.errors()
-            cause = errors[0].get("ctx", {}).get("error") if errors else None
-            error = (
-                cause
-                if isinstance(cause, ResumeError)
-                else ResumeError(str(exc), expected=EXPECTED_SHAPE, received=None)
-            )
-            _mark_invalid_resume(error)
-            raise error from None
 
     def _apply(
         self,
-        state: Mapping[str, Any],
+        state: Any,
         ai: AIMessage,
-        record: dict,
+        record: CheckRecord,
         decision: Decision,
-        tool_messages: list,
-        checks: dict,
-        audit: list,
-        feedback: list,
-        edits: dict,
+        outcome: ReviewOutcome,
     ) -> _Recheck | None:
         """Apply one decision; an edit of a critical call asks for a re-check."""
         call_id = record["tool_call_id"]
         if decision.type == "approve":
-            checks[call_id] = {**record, "decision": "approve"}
-            audit.append(_audit_entry(record, decision="approve", decided_by="human"))
+            outcome.checks[call_id] = {**record, "decision": "approve"}
+            outcome.audit.append(audit_entry(record, decision="approve", decided_by="human"))
         elif decision.type == "reject":
-            tool_messages.append(_rejection_message(record, decision.message))
-            checks[call_id] = {**record, "decision": "reject"}
-            audit.append(
-                _audit_entry(
+            outcome.messages.append(_rejection_message(record, decision.message))
+            outcome.checks[call_id] = {**record, "decision": "reject"}
+            outcome.audit.append(
+                audit_entry(
                     record, decision="reject", decided_by="human", feedback=decision.message
                 )
             )
-            feedback.append(
+            outcome.feedback.append(
                 {
                     "tool": record["tool"],
                     "args": record["args"],
@@ -551,25 +743,23 @@ class InferActGuard:
                     "feedback": decision.message
                     or "The user judged this action incorrect (binary feedback).",
                     "binary": decision.message is None,
-                    "task": self.task_of(state),
+                    "task": record.get("task") or self.task_of(state),
                     "trial": int(state.get("inferact_trial") or 0),
                 }
             )
         elif decision.type == "respond":
-            tool_messages.append(
+            outcome.messages.append(
                 ToolMessage(
-                    content=decision.message or "",
-                    tool_call_id=call_id,
-                    name=record["tool"],
+                    content=decision.message or "", tool_call_id=call_id, name=record["tool"]
                 )
             )
-            checks[call_id] = {**record, "decision": "respond"}
-            audit.append(
-                _audit_entry(
+            outcome.checks[call_id] = {**record, "decision": "respond"}
+            outcome.audit.append(
+                audit_entry(
                     record, decision="respond", decided_by="human", feedback=decision.message
                 )
             )
-        else:  # edit
+        else:  # edit: bound to the same message and position, with the new name and args
             edited = decision.edited_action or {}
             new_call = {
                 "name": edited["name"],
@@ -577,26 +767,40 @@ class InferActGuard:
                 "id": call_id,
                 "type": "tool_call",
             }
-            edits[call_id] = new_call
-            audit.append(_audit_entry(record, decision="edit", decided_by="human", edited=edited))
+            index = int(record.get("index") or 0)
+            outcome.edits[call_id] = new_call
+            outcome.audit.append(
+                audit_entry(record, decision="edit", decided_by="human", edited=edited)
+            )
             spec = self.specs.get(new_call["name"])
             if spec is None or not spec.applies(new_call["args"]):
-                checks[call_id] = {**record, "decision": "approve", "edited_action": edited}
+                outcome.checks[call_id] = {
+                    **record,
+                    "tool": new_call["name"],
+                    "args": dict(new_call["args"]),
+                    "args_sha256": args_digest(new_call["args"]),
+                    "decision": "approve",
+                    "edited_action": edited,
+                }
                 return None
-            # An edited critical call is itself checked: it does not bypass review.
-            edited_state = dict(state)
+            # An edited critical call is checked as the tool it names: no bypass by editing.
             edited_ai = ai.model_copy(
-                update={"tool_calls": [edits.get(c["id"], c) for c in ai.tool_calls]}
+                update={"tool_calls": [outcome.edits.get(c["id"], c) for c in ai.tool_calls]}
             )
-            edited_state["messages"] = [edited_ai if m is ai else m for m in _messages(state)]
-            return _Recheck(edited_state, new_call)
+            edited_state = dict(state)
+            edited_state["messages"] = [edited_ai if m is ai else m for m in messages_of(state)]
+            return _Recheck(edited_state, index, new_call)
         return None
 
     def _cancel_others(
-        self, state: Mapping[str, Any], ai: AIMessage, tool_messages: list, edits: dict
+        self, state: Any, ai: AIMessage, outcome: ReviewOutcome
     ) -> list[ToolMessage]:
         """Answer every other pending call so the history stays valid when the run ends."""
-        done = answered_ids(_messages(state)) | {m.tool_call_id for m in tool_messages}
+        messages = messages_of(state)
+        position = next(i for i, m in enumerate(messages) if m is ai)
+        done = answered_after(messages, position) | {
+            m.tool_call_id for m in outcome.messages if isinstance(m, ToolMessage)
+        }
         return [
             ToolMessage(
                 content="Not executed: the run ended because another action was rejected.",
@@ -607,6 +811,92 @@ class InferActGuard:
             for call in ai.tool_calls
             if call["id"] not in done
         ]
+
+    # ------------------------------------------------------------------ refusing at the tool
+    def refusal(self, call: Mapping[str, Any], reason: str, state: Any = None) -> Any:
+        """The answer that replaces a critical call the guard refuses to run (with an audit)."""
+        from langgraph.types import Command
+
+        logger.warning("InferAct refused to run %s: %s", call.get("name"), reason)
+        message = ToolMessage(
+            content=f"The call to {call.get('name')} was not executed: {reason}.",
+            tool_call_id=call.get("id") or "",
+            name=call.get("name"),
+            status="error",
+        )
+        record = {
+            "tool_call_id": call.get("id"),
+            "tool": call.get("name"),
+            "args": dict(call.get("args") or {}),
+        }
+        entry = audit_entry(record, decision="reject", decided_by="guard", feedback=reason)
+        return Command(update={"messages": [message], "inferact_audit": [entry]})
+
+    # ------------------------------------------------------------------ a new user message
+    def supersede_pending(self, state: Any) -> dict[str, Any]:
+        """Answer calls left pending when the user sent a new message instead of a decision.
+
+        LangGraph drops a pending interrupt when the thread gets new input. The AI message's
+        unanswered calls would then have no tool answer (providers reject such a history)
+        and the review would vanish from the audit. So each such call gets a tool answer
+        saying it was not executed, placed before the new message, and each critical one an
+        audit entry (``decision="reject"``, ``decided_by="user"``). The new message is then
+        answered as usual.
+        """
+        messages = messages_of(state)
+        ai_position = last_ai_position(messages)
+        if ai_position is None:
+            return {}
+        ai = messages[ai_position]
+        later = messages[ai_position + 1 :]
+        first_human = next(
+            (
+                i
+                for i, m in enumerate(later)
+                if isinstance(m, HumanMessage)
+                and not str(m.id or "").startswith(MEMORY_MESSAGE_PREFIX)
+            ),
+            None,
+        )
+        if first_human is None:
+            return {}
+        done = answered_after(messages, ai_position)
+        open_calls = [
+            (i, c)
+            for i, c in enumerate(ai.tool_calls)
+            if c.get("id") not in done  # type: ignore[union-attr]
+        ]
+        if not open_calls:
+            return {}
+        checks = state.get("inferact_checks") or {}
+        answers, audit, decided = [], [], {}
+        for index, call in open_calls:
+            answers.append(
+                ToolMessage(
+                    content=f"Not executed: {SUPERSEDED}",
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                )
+            )
+            record = checks.get(call["id"])
+            if is_bound(record, ai, index, call):  # type: ignore[arg-type]
+                decided[call["id"]] = {**record, "decision": "reject"}
+                audit.append(
+                    audit_entry(record, decision="reject", decided_by="user", feedback=SUPERSEDED)
+                )
+        # Tool answers must follow their AI message: re-add the new messages after them.
+        moved = later[first_human:]
+        update: dict[str, Any] = {
+            "messages": [RemoveMessage(id=m.id) for m in moved if m.id]
+            + answers
+            + [m for m in moved if m.id],
+        }
+        if decided:
+            update["inferact_checks"] = decided
+        if audit:
+            update["inferact_audit"] = audit
+        return update
 
     # ------------------------------------------------------------------ memory
     def memory_update(self, state: Mapping[str, Any], store: Any) -> dict[str, Any]:
@@ -639,77 +929,19 @@ class InferActGuard:
             update["messages"] = [memory_message(entries, trial=None)]
         return update
 
-    def save_feedback(self, update: dict[str, Any], store: Any) -> dict[str, Any]:
-        """Write the review's new feedback to the store; return the update without it."""
-        entries = update.pop("_store_feedback", None) or []
+    def save_feedback(self, outcome: ReviewOutcome, store: Any) -> dict[str, Any]:
+        """Write the review's new feedback to the store; return the state update."""
         if store is not None:
-            for entry in entries:
+            for entry in outcome.feedback:
                 self.memory.save(store, entry["task"], entry)
-        return update
+        return outcome.update()
 
-    async def asave_feedback(self, update: dict[str, Any], store: Any) -> dict[str, Any]:
+    async def asave_feedback(self, outcome: ReviewOutcome, store: Any) -> dict[str, Any]:
         """Async :meth:`save_feedback`."""
-        entries = update.pop("_store_feedback", None) or []
         if store is not None:
-            for entry in entries:
+            for entry in outcome.feedback:
                 await self.memory.asave(store, entry["task"], entry)
-        return update
+        return outcome.update()
 
 
-class _Recheck:
-    """An edited critical call that must be checked again before it may run."""
-
-    def __init__(self, state: dict, call: dict) -> None:
-        self.state, self.call = state, call
-
-
-def memory_message(entries: Sequence[Mapping[str, Any]], *, trial: int | None) -> HumanMessage:
-    """The message that carries earlier feedback into the actor's context."""
-    suffix = f"trial-{trial}" if trial is not None else "store"
-    return HumanMessage(
-        content=render_feedback(entries),
-        id=f"{MEMORY_MESSAGE_PREFIX}{suffix}-{len(entries)}",
-    )
-
-
-def _rejection_message(
-    record: Mapping[str, Any], message: str | None, reason: str | None = None
-) -> ToolMessage:
-    if reason:
-        text = f"The call to {record['tool']} was not executed: {reason}."
-    elif message:
-        text = (
-            f"The user rejected this call to {record['tool']} before it ran. "
-            f"Their feedback: {message}"
-        )
-    else:
-        text = (
-            f"The user rejected this call to {record['tool']} before it ran: the action was "
-            "judged incorrect. Reflect on what went wrong and try a different approach."
-        )
-    return ToolMessage(
-        content=text, tool_call_id=record["tool_call_id"], name=record["tool"], status="error"
-    )
-
-
-def _audit_entry(
-    record: Mapping[str, Any], *, decision: str, decided_by: str, **extra: Any
-) -> dict:
-    verdict = record.get("verdict") or {}
-    entry = {
-        "tool_call_id": record.get("tool_call_id"),
-        "tool": record.get("tool"),
-        "args": record.get("args"),
-        "risk": record.get("risk"),
-        "critic": record.get("critic"),
-        "score": record.get("score"),
-        "threshold": record.get("threshold"),
-        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-        "justification": verdict.get("justification") or "",
-        "error": record.get("error"),
-        "decision": decision,
-        "decided_by": decided_by,
-        "time": time.time(),
-    }
-    entry.update({k: v for k, v in extra.items() if v is not None})
-    return entry
+__all__ += ["DECISION_TYPES", "memory_message"]
