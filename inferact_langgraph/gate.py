@@ -885,12 +885,16 @@ class InferActGuard:
                 audit.append(
                     audit_entry(record, decision="reject", decided_by="user", feedback=SUPERSEDED)
                 )
-        # Tool answers must follow their AI message: re-add the new messages after them.
-        moved = later[first_human:]
+        # Tool answers must follow their AI message, before the new turn. add_messages cannot
+        # insert, so the list is rewritten in order (every message keeps its id).
+        head = messages[: ai_position + 1] + later[:first_human]
         update: dict[str, Any] = {
-            "messages": [RemoveMessage(id=m.id) for m in moved if m.id]
-            + answers
-            + [m for m in moved if m.id],
+            "messages": [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                *head,
+                *answers,
+                *later[first_human:],
+            ],
         }
         if decided:
             update["inferact_checks"] = decided

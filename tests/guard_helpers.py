@@ -27,10 +27,17 @@ def search(query: str) -> str:
 
 @critical(risk=lambda args: "high" if args.get("price", 0) > 60 else "low")
 @tool
-def buy_now(asin: str, price: float) -> str:
+def buy_now(asin: str, price: float, options: dict[str, str] | None = None) -> str:
     """Buy a product (irreversible)."""
-    LEDGER.append({"asin": asin, "price": price})
+    LEDGER.append({"asin": asin, "price": price, **({"options": options} if options else {})})
     return f"Bought {asin} for ${price}"
+
+
+@tool
+def view_item(asin: str) -> str:
+    """Look at a product's page (harmless)."""
+    LEDGER.append({"viewed": asin})
+    return f"{asin}: blackout shades"
 
 
 @tool
