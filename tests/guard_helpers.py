@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -11,7 +11,7 @@ from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
-from typing_extensions import Annotated, TypedDict
+from typing_extensions import TypedDict
 
 from inferact_langgraph import critical
 from inferact_langgraph.testing import ScriptedChatModel
