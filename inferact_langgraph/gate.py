@@ -91,6 +91,16 @@ def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
     return merged
 
 
+def _latest(left: Any, right: Any) -> Any:
+    """Reducer for ``inferact_route``: the latest write wins.
+
+    A tool's or a caller's ``Command(goto=...)`` can make the critic and the gate run in the
+    same step; a plain key would then fail the run. Losing a route is safe: the tool node
+    still refuses every call without a bound approval.
+    """
+    return right
+
+
 class InferActStateKeys(TypedDict):
     """The state keys the guard adds to a graph (all optional for the user)."""
 
@@ -104,7 +114,7 @@ class InferActStateKeys(TypedDict):
     """The current trial (0-based); incremented by ``on_reject="retry"``."""
     inferact_memory_loaded: NotRequired[bool]
     """Whether earlier feedback from the store has been put in the actor's context."""
-    inferact_route: NotRequired[str | None]
+    inferact_route: NotRequired[Annotated[str | None, _latest]]
     """Where the gate sends the run next: ``None``, ``"review"``, ``"retry"`` or ``"end"``."""
 
 
