@@ -489,3 +489,28 @@ def test_records_audit_and_payload_carry_task_chain_and_option_probs(kind):
     (entry,) = audit(graph)
     assert entry["task"] == TASK and entry["action_chain"] == chain
     assert entry["option_probs"] == {} and entry["options"] == []
+
+
+# ---------------------------------------------------------------------------- issue 13 shape
+@pytest.mark.parametrize("kind", ["create_agent", "middleware", "middleware_tool_call"])
+def test_the_agents_input_schema_shows_only_messages(kind):
+    graph = guarded(kind, ScriptedChatModel(replies=["hi"]), ScriptedCritic(scores=[1.0]))
+    assert list(graph.get_input_jsonschema()["properties"]) == ["messages"]
+
+
+def test_review_modes_are_a_literal_checked_at_construction_and_options_are_shared():
+    from inferact_langgraph.options import GuardOptions
+
+    options = GuardOptions(on_reject="end", max_trials=2)
+    middleware = InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), options=options)
+    assert middleware.guard.options is options and middleware.review_in == "after_model"
+    per_call = InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), review_in="tool_call")
+    assert isinstance(per_call, InferActMiddleware) and per_call.review_in == "tool_call"
+    graph = with_inferact(
+        build_graph("create_agent", ScriptedChatModel(replies=["hi"]), [search, buy_now]),
+        critic=ScriptedCritic(scores=[1.0]),
+        options=options,
+    )
+    assert graph.inferact_guard.options is options
+    with pytest.raises(ValueError, match="max_trials"):
+        GuardOptions(max_trials=0)
