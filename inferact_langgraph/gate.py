@@ -680,7 +680,18 @@ class InferActGuard:
             outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
 
         if ask:
-            decisions = self._ask(self.review_request(ask), count=len(ask))
+            request = self.review_request(ask)
+            if only is not None:  # a per-call review: also LangChain's per-call request shape
+                first = request["action_requests"][0]
+                request = {
+                    "type": "tool_approval",
+                    "tool_call_id": only,
+                    "name": first["name"],
+                    "args": first["args"],
+                    "description": first["description"],
+                    **request,
+                }
+            decisions = self._ask(request, count=len(ask))
             for record, decision in zip(ask, decisions, strict=True):
                 recheck = self._apply(state, ai, record, decision, outcome)
                 if recheck is None:

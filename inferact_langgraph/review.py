@@ -126,10 +126,21 @@ class InferActActionRequest(ActionRequest):
 
 
 class ReviewRequest(HITLRequest):
-    """The interrupt value: LangChain's ``HITLRequest`` with InferAct's action requests."""
+    """The interrupt value: LangChain's ``HITLRequest`` with InferAct's action requests.
+
+    A review of one call in its tool task (``review_in="tool_call"``) also carries LangChain's
+    per-call ``ToolApprovalRequest`` keys (``type``, ``tool_call_id``, ``name``, ``args``,
+    ``description``), so clients of either HITL mode can read it.
+    """
 
     source: NotRequired[str]
     """Always ``"inferact"``: tells clients where the request comes from."""
+    type: NotRequired[str]
+    """``"tool_approval"`` for a per-call review."""
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+    args: NotRequired[dict[str, Any]]
+    description: NotRequired[str]
 
 
 @dataclass(frozen=True)
