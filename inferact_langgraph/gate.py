@@ -892,16 +892,20 @@ class InferActGuard:
         checks = state.get("inferact_checks") or {}
         answers, audit, decided = [], [], {}
         for index, call in open_calls:
+            record = checks.get(call["id"])
+            reviewed = is_bound(record, ai, index, call) and not record.get("decision")  # type: ignore[arg-type, union-attr]
+            text = (
+                f"Not executed: {SUPERSEDED}"
+                if reviewed
+                else "No result: the run stopped before this call was answered, and the user "
+                "sent a new message."
+            )
             answers.append(
                 ToolMessage(
-                    content=f"Not executed: {SUPERSEDED}",
-                    tool_call_id=call["id"],
-                    name=call["name"],
-                    status="error",
+                    content=text, tool_call_id=call["id"], name=call["name"], status="error"
                 )
             )
-            record = checks.get(call["id"])
-            if is_bound(record, ai, index, call):  # type: ignore[arg-type]
+            if reviewed:
                 decided[call["id"]] = {**record, "decision": "reject"}
                 audit.append(
                     audit_entry(record, decision="reject", decided_by="user", feedback=SUPERSEDED)
