@@ -239,15 +239,34 @@ class InferActMiddleware(AgentMiddleware):
         # route "review": the edited call is reviewed again in its tool task (a new interrupt)
         return update or None
 
+    @staticmethod
+    def _nothing_to_review(state: Any) -> bool:
+        """Cheap test (no copy): the last AI message has no call with a record to review.
+
+        Driven by the checkpointed records, not by the specs: a process that resumes the
+        review may never have seen the tools.
+        """
+        checks = state.get("inferact_checks")
+        if not checks:
+            return True
+        for message in reversed(state.get("messages") or ()):
+            if isinstance(message, AIMessage):
+                return not any(c.get("id") in checks for c in message.tool_calls)
+        return True
+
     @hook_config(can_jump_to=["model", "end"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Ask a human about doubtful critical calls; apply the decisions."""
+        if self._nothing_to_review(state):
+            return None
         outcome = self.guard.review(state)
         return self._finish(self.guard.save_feedback(outcome, getattr(runtime, "store", None)))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`after_model`."""
+        if self._nothing_to_review(state):
+            return None
         outcome = await self.guard.areview(state)
         update = await self.guard.asave_feedback(outcome, getattr(runtime, "store", None))
         return self._finish(update)
@@ -256,11 +275,11 @@ class InferActMiddleware(AgentMiddleware):
     def _decide(self, request: Any) -> tuple[str, Any]:
         """``("run", request)``, ``("review", None)`` or ``("refuse", answer)``."""
         call = request.tool_call
-        tools = getattr(getattr(request, "runtime", None), "tools", None)
-        if tools and not self.guard.tools:
-            self.guard.learn_tools(tools)
         if not self.guard.is_critical(call, request.tool):
             return "run", request
+        tools = getattr(getattr(request, "runtime", None), "tools", None)
+        if tools and not self.guard.tools:  # a resuming process learns them here
+            self.guard.learn_tools(tools)
         state = request.state or {}
         _, reason = authorize(state, call)
         if reason is None:
