@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -40,8 +41,21 @@ __all__ = [
     "is_approved",
     "is_bound",
     "pending_calls",
+    "sign_record",
     "with_unique_call_ids",
 ]
+
+_SIGNED_FIELDS = (
+    "tool_call_id",
+    "ai_message_id",
+    "index",
+    "tool",
+    "args_sha256",
+    "score",
+    "threshold",
+    "error",
+    "decision",
+)
 
 ID_SUFFIX = "-inferact-"
 
@@ -146,8 +160,35 @@ def _is_unit(value: Any) -> bool:
     )
 
 
-def is_bound(record: Any, ai: AIMessage, index: int, call: Mapping[str, Any]) -> bool:
-    """Whether ``record`` was written for exactly this call: message, position, name, args."""
+def _signature(record: Mapping[str, Any], key: bytes) -> str:
+    text = json.dumps([record.get(f) for f in _SIGNED_FIELDS], default=repr, sort_keys=True)
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def sign_record(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
+    """``record`` with an HMAC-SHA256 ``signature`` of its binding and decision (if ``key``).
+
+    With a key (``GuardOptions(signing_key=...)``), a record someone else wrote into the state
+    (a tool's or a caller's ``Command(update=...)``, a ``Send`` with an inlined state) cannot
+    approve a call: it has no valid signature.
+    """
+    if key is None:
+        return dict(record)
+    return {**record, "signature": _signature(record, key)}
+
+
+def is_bound(
+    record: Any, ai: AIMessage, index: int, call: Mapping[str, Any], key: bytes | None = None
+) -> bool:
+    """Whether ``record`` was written for exactly this call: message, position, name, args.
+
+    With a signing ``key``, the record must also carry a valid signature.
+    """
+    if key is not None and (
+        not isinstance(record, Mapping)
+        or not hmac.compare_digest(str(record.get("signature") or ""), _signature(record, key))
+    ):
+        return False
     return (
         isinstance(record, Mapping)
         and record.get("ai_message_id") == ai.id
@@ -198,7 +239,10 @@ def find_proposal(
 
 
 def authorize(
-    state: Any, call: Mapping[str, Any], checks: Mapping[str, Any] | None = None
+    state: Any,
+    call: Mapping[str, Any],
+    checks: Mapping[str, Any] | None = None,
+    key: bytes | None = None,
 ) -> tuple[Mapping[str, Any] | None, str | None]:
     """The record that lets this critical call run now, or the reason it may not.
 
@@ -210,6 +254,7 @@ def authorize(
         state: The graph state as the tool node reads it from its channels.
         call: The tool call about to run.
         checks: The records (default: ``state["inferact_checks"]``).
+        key: The signing key, when records are signed.
 
     Returns:
         ``(record, None)`` when the call may run, else ``(None, reason)``.
@@ -230,7 +275,7 @@ def authorize(
         checks = state.get("inferact_checks") if isinstance(state, Mapping) else None
         checks = checks if checks is not None else getattr(state, "inferact_checks", None)
     record = (checks or {}).get(call.get("id"))
-    if not is_bound(record, ai, index, call):
+    if not is_bound(record, ai, index, call, key):
         return None, "no verdict from the critic and no human decision is bound to this call"
     if not is_approved(record):
         return None, "neither the critic nor a human approved this call"

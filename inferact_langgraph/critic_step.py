@@ -31,6 +31,7 @@ from inferact_langgraph.binding import (
     last_ai_position,
     messages_of,
     pending_calls,
+    sign_record,
     with_unique_call_ids,
 )
 from inferact_langgraph.critical import CriticalSpec, critical_spec
@@ -98,9 +99,11 @@ class CriticStep:
         critic: Critic | None,
         specs: dict[str, CriticalSpec],
         task_of: Callable[[Any], str] | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.critic = critic
         self.specs = specs
+        self.key = key
         self.task_of = task_of or globals()["task_of"]
 
     # ------------------------------------------------------------------ which calls
@@ -138,7 +141,7 @@ class CriticStep:
         ai = last_ai_message(state)
         checks = state.get("inferact_checks") or {}
         return any(
-            not is_bound(checks.get(c.get("id")), ai, i, c)
+            not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
             for i, c, _ in self.critical_calls(state)
         )
 
@@ -230,12 +233,13 @@ class CriticStep:
         todo = [
             (i, c, s)
             for i, c, s in self.critical_calls(state)
-            if not is_bound(checks.get(c.get("id")), ai, i, c)
+            if not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
         ]
         return state, renamed, todo
 
-    @staticmethod
-    def _check_update(renamed: AIMessage | None, records: Sequence[CheckRecord]) -> dict[str, Any]:
+    def _check_update(
+        self, renamed: AIMessage | None, records: Sequence[CheckRecord]
+    ) -> dict[str, Any]:
         if renamed is None and not records:
             return {}
         audit = [
@@ -245,7 +249,9 @@ class CriticStep:
         ]
         update: dict[str, Any] = {"inferact_route": None}
         if records:
-            update["inferact_checks"] = {r["tool_call_id"]: r for r in records}
+            update["inferact_checks"] = {
+                r["tool_call_id"]: sign_record(r, self.key) for r in records
+            }
         if audit:
             update["inferact_audit"] = audit
         if renamed is not None:

@@ -34,6 +34,7 @@ from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.func import task
 from typing_extensions import TypedDict
 
+from inferact_langgraph.binding import authorize
 from inferact_langgraph.critic_step import (
     CriticStep,
     action_chain,
@@ -144,7 +145,9 @@ class InferActGuard:
         self.specs: dict[str, CriticalSpec] = dict(specs)
         self.tools: dict[str, Any] = dict(tools or {})
         self.memory = self.options.memory or FeedbackMemory()
-        self.critic_step = CriticStep(critic=critic, specs=self.specs, task_of=self.task_of)
+        self.critic_step = CriticStep(
+            critic=critic, specs=self.specs, task_of=self.task_of, key=self.options.key
+        )
         self.protocol = ReviewProtocol(
             options=self.options, specs=self.specs, tools=self.tools, task_of=self.task_of
         )
@@ -238,6 +241,10 @@ class InferActGuard:
                 request = steps.send(await self._arecheck_task(*request))
         except StopIteration as done:
             return done.value
+
+    def authorize(self, state: Any, call: Mapping[str, Any]) -> tuple[Any, str | None]:
+        """``(record, None)`` if this critical call may run now, else ``(None, why)``."""
+        return authorize(state, call, key=self.options.key)
 
     def refusal(self, call: Mapping[str, Any], reason: str) -> Any:
         """The answer (and audit entry) that replaces a critical call the guard refuses."""

@@ -47,7 +47,7 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
-from inferact_langgraph.binding import authorize, with_unique_call_ids
+from inferact_langgraph.binding import with_unique_call_ids
 from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.gate import InferActGuard, merge_checks
@@ -281,7 +281,7 @@ class InferActMiddleware(AgentMiddleware):
         if tools and not self.guard.tools:  # a resuming process learns them here
             self.guard.learn_tools(tools)
         state = request.state or {}
-        _, reason = authorize(state, call)
+        _, reason = self.guard.authorize(state, call)
         if reason is None:
             return "run", request
         if any(self.guard.to_review(state, only=call.get("id"))):

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 __all__ = ["GuardOptions", "OnCriticError", "OnReject"]
@@ -37,6 +37,9 @@ class GuardOptions:
         task_extractor: ``state -> str``: the user's real task (default: first human message).
         memory: Where feedback is kept across threads (a ``FeedbackMemory``).
         allowed_decisions: The decisions a human may make.
+        signing_key: Sign every record with HMAC-SHA256 and honour only signed ones, so that
+            no tool or caller that writes the state can forge an approval. Give every process
+            that serves the graph the same key (e.g. from a secret store); ``None``: unsigned.
     """
 
     on_critic_error: OnCriticError = "interrupt"
@@ -45,8 +48,22 @@ class GuardOptions:
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
     memory: Any = None
     allowed_decisions: Sequence[str] = _DECISIONS
+    signing_key: bytes | str | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> bytes | None:
+        """The signing key as bytes, or ``None``."""
+        if self.signing_key is None:
+            return None
+        if isinstance(self.signing_key, str):
+            return self.signing_key.encode("utf-8")
+        return bytes(self.signing_key)
 
     def __post_init__(self) -> None:
+        if self.signing_key is not None and (
+            not isinstance(self.signing_key, (bytes, str)) or len(self.signing_key) < 16
+        ):
+            raise ValueError("signing_key must be bytes or str of at least 16 characters")
         if self.on_critic_error not in get_args(OnCriticError):
             raise ValueError(
                 "on_critic_error must be 'interrupt', 'block' or 'allow', "

@@ -34,6 +34,7 @@ from inferact_langgraph.binding import (
     last_ai_position,
     messages_of,
     pending_calls,
+    sign_record,
 )
 from inferact_langgraph.critical import CriticalSpec
 from inferact_langgraph.errors import ResumeError
@@ -151,6 +152,7 @@ class ReviewProtocol:
         tools: dict[str, Any],
         task_of: Callable[[Any], str],
     ) -> None:
+        self.key = options.key
         self.options = options
         self.specs = specs
         self.tools = tools
@@ -177,7 +179,7 @@ class ReviewProtocol:
             if only is not None and call.get("id") != only:
                 continue
             record = checks.get(call.get("id"))
-            if not is_bound(record, ai, index, call) or is_approved(record):
+            if not is_bound(record, ai, index, call, self.key) or is_approved(record):
                 continue
             if record.get("decision"):
                 continue
@@ -373,6 +375,7 @@ class ReviewProtocol:
             calls = [outcome.edits.get(c["id"], c) for c in ai.tool_calls]
             outcome.messages.insert(0, ai.model_copy(update={"tool_calls": calls}))
         self._after_rejection(state, ai, outcome)
+        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}  # type: ignore[misc]
         return outcome
 
     def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
@@ -555,7 +558,7 @@ class ReviewProtocol:
         answers, audit, decided = [], [], {}
         for index, call in open_calls:
             record = checks.get(call["id"])
-            reviewed = is_bound(record, ai, index, call) and not record.get("decision")  # type: ignore[arg-type, union-attr]
+            reviewed = is_bound(record, ai, index, call, self.key) and not record.get("decision")  # type: ignore[arg-type, union-attr]
             text = (
                 f"Not executed: {SUPERSEDED}"
                 if reviewed
@@ -584,7 +587,7 @@ class ReviewProtocol:
             ],
         }
         if decided:
-            update["inferact_checks"] = decided
+            update["inferact_checks"] = {k: sign_record(v, self.key) for k, v in decided.items()}
         if audit:
             update["inferact_audit"] = audit
         return update

@@ -53,7 +53,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from inferact_langgraph.binding import authorize, pending_calls
+from inferact_langgraph.binding import pending_calls
 from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
@@ -243,7 +243,7 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
         for _index, call in pending:
             # Never send a critical call without a bound verdict or approval (the tool node
             # checks again: this is only where the run goes next).
-            if guard.is_critical(call) and authorize(state, call)[1] is not None:
+            if guard.is_critical(call) and guard.authorize(state, call)[1] is not None:
                 continue
             sends.append(Send(tools, [call]))  # the tool node reads the state itself
         return sends or actor
@@ -295,7 +295,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
         if guard.is_critical(call, request.tool):
-            _, reason = authorize(request.state, call)
+            _, reason = guard.authorize(request.state, call)
             if reason is not None:
                 return guard.refusal(call, reason)
         return _as_answers(tool_node.invoke([call], request.runtime.config))
@@ -303,7 +303,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
         if guard.is_critical(call, request.tool):
-            _, reason = authorize(request.state, call)
+            _, reason = guard.authorize(request.state, call)
             if reason is not None:
                 return guard.refusal(call, reason)
         return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
