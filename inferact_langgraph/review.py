@@ -40,16 +40,7 @@ from langchain.agents.middleware.human_in_the_loop import (
     RespondDecision,
     ReviewConfig,
 )
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Discriminator,
-    Field,
-    TypeAdapter,
-    ValidationError,
-)
+from pydantic import AfterValidator, BeforeValidator, Discriminator, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from inferact_langgraph.errors import ResumeError
@@ -153,40 +144,15 @@ class Decision:
 
 
 # ---------------------------------------------------------------------------- the union
-class _Approve(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    type: Literal["approve"]
+# LangChain's own decision TypedDicts, discriminated by "type": pydantic checks an answer only
+# against the branch its type names, so a bad answer gets one precise error.
+_DecisionModel = Annotated[
+    Union[ApproveDecision, EditDecision, RejectDecision, RespondDecision],  # noqa: UP007
+    Discriminator("type"),
+]
 
 
-class _Reject(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    type: Literal["reject"]
-    message: str | None = None
-
-
-class _Respond(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    type: Literal["respond"]
-    message: str = Field(min_length=1)
-
-
-class _EditedAction(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    name: str
-    args: dict[str, Any]
-
-
-class _Edit(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    type: Literal["edit"]
-    edited_action: _EditedAction
-
-
-_DecisionModel = Annotated[Union[_Approve, _Edit, _Reject, _Respond], Discriminator("type")]  # noqa: UP007
-
-
-class _Resume(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class _Resume(TypedDict):
     decisions: list[_DecisionModel]
 
 
@@ -262,26 +228,33 @@ def _expand(value: Any, count: int) -> Any:
 
 
 def _finish(
-    resume: _Resume, allowed: Sequence[str], check_edit: EditCheck | None
+    resume: Mapping[str, Any], allowed: Sequence[str], check_edit: EditCheck | None
 ) -> list[Decision]:
     """The decisions, with the allowed types enforced and every edit checked (after-validator)."""
     out = []
-    for index, item in enumerate(resume.decisions):
-        where = f"decisions[{index}]"
-        if item.type not in allowed:
+    for index, item in enumerate(resume["decisions"]):
+        where, kind = f"decisions[{index}]", item["type"]
+        if kind not in allowed:
             raise ResumeError(
-                f"{where}: {item.type!r} is not allowed here; allowed decisions are "
-                f"{list(allowed)}",
+                f"{where}: {kind!r} is not allowed here; allowed decisions are {list(allowed)}",
                 expected=EXPECTED_SHAPE,
-                received=item.model_dump(),
+                received=item,
             )
-        if isinstance(item, _Edit):
-            name, args = item.edited_action.name, dict(item.edited_action.args)
+        if kind == "edit":
+            name, args = item["edited_action"]["name"], dict(item["edited_action"]["args"])
             if check_edit is not None:
                 args = check_edit(name, args)
             out.append(Decision(type="edit", edited_action={"name": name, "args": args}))
-        elif isinstance(item, (_Reject, _Respond)):
-            out.append(Decision(type=item.type, message=item.message or None))
+        elif kind == "respond":
+            if not item["message"]:
+                raise ResumeError(
+                    f"{where}: a 'respond' decision needs a non-empty message",
+                    expected=EXPECTED_SHAPE,
+                    received=item,
+                )
+            out.append(Decision(type="respond", message=item["message"]))
+        elif kind == "reject":
+            out.append(Decision(type="reject", message=item.get("message") or None))
         else:
             out.append(Decision(type="approve"))
     return out
@@ -315,7 +288,7 @@ def resume_error(exc: ValidationError, received: Any = None) -> ResumeError:
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("_Resume",))
     kind = first.get("type", "")
-    if kind == "string_too_short" and where.endswith("message"):
+    if kind == "missing" and where.endswith("respond.message"):
         message = f"{where}: a 'respond' decision needs a non-empty message"
     elif kind == "missing" and "edited_action" in where:
         message = f"{where}: an 'edit' needs edited_action with a string 'name' and a dict 'args'"
