@@ -32,9 +32,8 @@ Example:
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, get_args
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -42,31 +41,40 @@ from langchain.agents.middleware.types import (
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
+    OmitFromInput,
     hook_config,
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
-from inferact_langgraph.critical import CriticalSpec, critical_spec, resolve_critical_tools
+from inferact_langgraph.binding import with_unique_call_ids
+from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.gate import (
-    InferActGuard,
-    InferActStateKeys,
-    OnCriticError,
-    OnReject,
-    is_approved,
-    last_ai_message,
-    trusted_record,
-)
+from inferact_langgraph.gate import InferActGuard, merge_checks
 from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
 from inferact_langgraph.wrap import build_critic
 
-__all__ = ["InferActMiddleware", "InferActState"]
+__all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
+
+ReviewIn = Literal["after_model", "tool_call"]
+"""Where a doubtful call is reviewed: after the model step (batched) or in its tool task."""
 
 
-class InferActState(AgentState, InferActStateKeys):
-    """``create_agent`` state with the guard's keys (checks, audit, feedback, trial)."""
+def _add(left: list | None, right: list | None) -> list:
+    return [*(left or []), *(right or [])]
+
+
+class InferActState(AgentState):
+    """``create_agent`` state with the guard's keys, left out of the agent's input schema."""
+
+    inferact_checks: NotRequired[Annotated[dict[str, CheckRecord], OmitFromInput, merge_checks]]
+    inferact_audit: NotRequired[Annotated[list[AuditEntry], OmitFromInput, _add]]
+    inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], OmitFromInput, _add]]
+    inferact_trial: NotRequired[Annotated[int, OmitFromInput]]
+    inferact_memory_loaded: NotRequired[Annotated[bool, OmitFromInput]]
 
 
 class InferActMiddleware(AgentMiddleware):
@@ -93,9 +101,21 @@ class InferActMiddleware(AgentMiddleware):
             several doubtful calls of one message are separate interrupts (resume with
             ``{interrupt_id: decision}``), and an edit is applied to the executed call and
             audited without rewriting the AI message. Only with ``on_reject="continue"``.
+        options: All policy options at once (shared with ``with_inferact``); replaces the
+            policy keywords above.
+
+    Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs
+    only with a verdict or a decision bound to exactly that call.
     """
 
     state_schema = InferActState
+
+    def __new__(cls, *args: Any, review_in: ReviewIn = "after_model", **kwargs: Any) -> Any:
+        # create_agent adds an after_model node for every class that defines the hook, so the
+        # tool_call mode is the subclass without it (chosen here, never swapped afterwards).
+        if cls is InferActMiddleware and review_in == "tool_call":
+            cls = _ToolCallReview
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -112,35 +132,35 @@ class InferActMiddleware(AgentMiddleware):
         task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
         memory: FeedbackMemory | None = None,
         allowed_decisions: Sequence[str] = DECISION_TYPES,
-        review_in: Literal["after_model", "tool_call"] = "after_model",
+        review_in: ReviewIn = "after_model",
+        options: GuardOptions | None = None,
     ) -> None:
         super().__init__()
-        if review_in not in ("after_model", "tool_call"):
+        if review_in not in get_args(ReviewIn):
             raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
-        if review_in == "tool_call":
-            if on_reject != "continue":
-                raise ValueError(
-                    "review_in='tool_call' supports on_reject='continue' only (a tool call cannot "
-                    "end or restart the run); use review_in='after_model' for 'retry' or 'end'"
-                )
-            # No after_model hook on this class, so create_agent adds no node per model call.
-            self.__class__ = _ToolCallReview
-        self.review_in = review_in
-        if critical is not None and not isinstance(critical, (Mapping, str)):
-            critical = list(critical)
-        self._named = resolve_critical_tools((), critical)
-        self._seen_tools: tuple[Any, ...] | None = None
-        self.guard = InferActGuard(
-            critic=build_critic(
-                model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
-            ),
-            specs=self._named,
+        options = options or GuardOptions(
             on_critic_error=on_critic_error,
             on_reject=on_reject,
             max_trials=max_trials,
             task_extractor=task_extractor,
             memory=memory,
             allowed_decisions=allowed_decisions,
+        )
+        if review_in == "tool_call" and options.on_reject != "continue":
+            raise ValueError(
+                "review_in='tool_call' supports on_reject='continue' only (a tool call cannot "
+                "end or restart the run); use review_in='after_model' for 'retry' or 'end'"
+            )
+        self.review_in = review_in
+        if critical is not None and not isinstance(critical, (Mapping, str)):
+            critical = list(critical)
+        self._seen_tools: tuple[Any, ...] | None = None
+        self.guard = InferActGuard(
+            critic=build_critic(
+                model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
+            ),
+            specs=resolve_critical_tools((), critical),
+            options=options,
         )
 
     @property
@@ -149,24 +169,24 @@ class InferActMiddleware(AgentMiddleware):
 
     # ------------------------------------------------------------------ memory
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Put earlier feedback for this task in the actor's context (once per thread)."""
-        return self.guard.memory_update(state, getattr(runtime, "store", None)) or None
+        """Close a review the user skipped by sending a new message; load earlier feedback."""
+        update = self.guard.supersede_pending(state)
+        memory = self.guard.memory_update(state, getattr(runtime, "store", None))
+        return _merge(update, memory) or None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
-        return await self.guard.amemory_update(state, getattr(runtime, "store", None)) or None
+        update = self.guard.supersede_pending(state)
+        memory = await self.guard.amemory_update(state, getattr(runtime, "store", None))
+        return _merge(update, memory) or None
 
     # ------------------------------------------------------------------ the critic
-    def _learn_tools(self, request: ModelRequest) -> None:
-        tools = request.tools or []
+    def _learn_tools(self, tools: Sequence[Any] | None) -> None:
+        tools = tools or []
         key = tuple(getattr(t, "name", None) for t in tools)
         if key == self._seen_tools:  # the same tool set as last time: nothing new to learn
             return
-        for tool in tools:
-            spec = critical_spec(tool)
-            name = getattr(tool, "name", None)
-            if spec is not None and name and name not in self.guard.specs:
-                self.guard.specs[name] = spec
+        self.guard.learn_tools(tools)
         self._seen_tools = key
 
     def _state_to_check(self, request: ModelRequest, response: Any) -> dict[str, Any] | None:
@@ -177,14 +197,20 @@ class InferActMiddleware(AgentMiddleware):
         if ai is None or not any(c["name"] in self.guard.specs for c in ai.tool_calls):
             return None
         if ai.id is None:  # verdicts are bound to the message id: give it one before the check
+            import uuid
+
             ai.id = f"inferact-{uuid.uuid4()}"
+        earlier = list(request.state.get("messages") or [])
+        unique = with_unique_call_ids(ai, earlier)
+        if unique is not ai:  # reused / duplicate / missing ids: unique ones before any check
+            ai.tool_calls = unique.tool_calls
         state = dict(request.state)
-        state["messages"] = [*list(request.state.get("messages") or []), *messages]
+        state["messages"] = [*earlier, *messages]
         return state if self.guard.needs_check(state) else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the actor, then judge its critical tool calls and store the verdicts."""
-        self._learn_tools(request)
+        self._learn_tools(request.tools)
         response = handler(request)
         state = self._state_to_check(request, response)
         if state is None:
@@ -195,7 +221,7 @@ class InferActMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
     ) -> Any:
         """Async :meth:`wrap_model_call`; several critical calls are judged concurrently."""
-        self._learn_tools(request)
+        self._learn_tools(request.tools)
         response = await handler(request)
         state = self._state_to_check(request, response)
         if state is None:
@@ -203,91 +229,95 @@ class InferActMiddleware(AgentMiddleware):
         return _extend(response, await self.guard.acheck(state))
 
     # ------------------------------------------------------------------ the gate
-    def _finish(self, update: dict[str, Any]) -> dict[str, Any] | None:
+    @staticmethod
+    def _finish(update: dict[str, Any]) -> dict[str, Any] | None:
         route = update.pop("inferact_route", None)
         if route == "end":
             update["jump_to"] = "end"
         elif route == "retry":
             update["jump_to"] = "model"
+        # route "review": the edited call is reviewed again in its tool task (a new interrupt)
         return update or None
+
+    @staticmethod
+    def _nothing_to_review(state: Any) -> bool:
+        """Cheap test (no copy): the last AI message has no call with a record to review.
+
+        Driven by the checkpointed records, not by the specs: a process that resumes the
+        review may never have seen the tools.
+        """
+        checks = state.get("inferact_checks")
+        if not checks:
+            return True
+        for message in reversed(state.get("messages") or ()):
+            if isinstance(message, AIMessage):
+                return not any(c.get("id") in checks for c in message.tool_calls)
+        return True
 
     @hook_config(can_jump_to=["model", "end"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Ask a human about doubtful critical calls; apply the decisions."""
-        update = self.guard.review(state)
-        return self._finish(self.guard.save_feedback(update, getattr(runtime, "store", None)))
+        if self._nothing_to_review(state):
+            return None
+        outcome = self.guard.review(state)
+        return self._finish(self.guard.save_feedback(outcome, getattr(runtime, "store", None)))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`after_model`."""
-        update = await self.guard.areview(state)
-        return self._finish(
-            await self.guard.asave_feedback(update, getattr(runtime, "store", None))
-        )
+        if self._nothing_to_review(state):
+            return None
+        outcome = await self.guard.areview(state)
+        update = await self.guard.asave_feedback(outcome, getattr(runtime, "store", None))
+        return self._finish(update)
 
-    # ------------------------------------------------------------------ last line of defence
-    def _refusal(self, request: Any) -> ToolMessage | None:
+    # ------------------------------------------------------------------ the enforcement point
+    def _decide(self, request: Any) -> tuple[str, Any]:
+        """``("run", request)``, ``("review", None)`` or ``("refuse", answer)``."""
         call = request.tool_call
-        spec = self.guard.specs.get(call["name"]) or critical_spec(getattr(request, "tool", None))
-        if spec is None or not spec.applies(call.get("args") or {}):
-            return None
+        if not self.guard.is_critical(call, request.tool):
+            return "run", request
+        tools = getattr(getattr(request, "runtime", None), "tools", None)
+        if tools and not self.guard.tools:  # a resuming process learns them here
+            self.guard.learn_tools(tools)
         state = request.state or {}
-        ai = last_ai_message(state)
-        if ai is not None and is_approved(trusted_record(state, ai, call)):
-            return None
-        return ToolMessage(
-            content=f"The call to {call['name']} was not executed: it has no approval from the "
-            "critic or a human.",
-            tool_call_id=call["id"],
-            name=call["name"],
-            status="error",
-        )
+        _, reason = self.guard.authorize(state, call)
+        if reason is None:
+            return "run", request
+        if any(self.guard.to_review(state, only=call.get("id"))):
+            return "review", None  # bound to this call and doubted: the human decides here
+        return "refuse", self.guard.refusal(call, reason)
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Run the tool unless it is a critical call without a clean verdict or approval."""
-        return self._refusal(request) or handler(request)
-
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Async :meth:`wrap_tool_call`."""
-        return self._refusal(request) or await handler(request)
-
-
-class _ToolCallReview(InferActMiddleware):
-    """``InferActMiddleware(review_in="tool_call")``: the review runs in the tool task."""
-
-    # Restore the base hooks: create_agent then adds no after_model node.
-    after_model = AgentMiddleware.after_model  # type: ignore[assignment]
-    aafter_model = AgentMiddleware.aafter_model  # type: ignore[assignment]
-
-    def _one_call_state(self, request: Any) -> dict[str, Any] | None:
-        """The state as seen by a review of this call alone, or None if it needs none."""
-        call = request.tool_call
-        state = request.state or {}
-        ai = last_ai_message(state)
-        if ai is None or call["name"] not in self.guard.specs:
-            return None
-        record = trusted_record(state, ai, call)
-        if record is None or not record.get("flagged") or record.get("decision"):
-            return None
-        only = ai.model_copy(
-            update={"tool_calls": [c for c in ai.tool_calls if c["id"] == call["id"]]}
-        )
-        return {**state, "messages": [only if m is ai else m for m in state.get("messages", [])]}
-
-    def _outcome(self, request: Any, update: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        """(the call to run, or the answer that replaces it; the state update to keep)."""
+    def _outcome(self, request: Any, outcome: Any, update: dict[str, Any]) -> tuple[Any, dict]:
+        """(the request to run, or the answer that replaces it; the state update to keep)."""
         update.pop("inferact_route", None)
         messages = update.pop("messages", [])
-        call_id = request.tool_call["id"]
+        call = request.tool_call
         answer = next(
-            (m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call_id), None
+            (m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]),
+            None,
         )
         if answer is not None:
             return answer, update
-        edited = next((m for m in messages if isinstance(m, AIMessage)), None)
-        if edited is not None:  # an approved edit: run the edited call
-            call = next(c for c in edited.tool_calls if c["id"] == call_id)
-            return request.override(tool_call=call), update
+        if outcome.route == "review":  # an edit the critic still doubts: not run, say why
+            edited = outcome.edits.get(call["id"], call)
+            record = outcome.checks.get(call["id"], {})
+            reason = (
+                f"the edited call {edited['name']}({edited['args']}) was doubted by the critic "
+                f"again (score {record.get('score')}); propose it again to have it reviewed"
+            )
+            refusal = self.guard.refusal(edited, reason)
+            return refusal.update["messages"][0], {
+                **update,
+                "inferact_audit": [
+                    *update.get("inferact_audit", []),
+                    *refusal.update["inferact_audit"],
+                ],
+            }
+        edited = outcome.edits.get(call["id"])
+        if edited is not None:  # an approved edit: run the edited call, as the tool it names
+            tool = self.guard.tools.get(edited["name"], request.tool)
+            return request.override(tool_call=edited, tool=tool), update
         return request, update
 
     @staticmethod
@@ -299,35 +329,53 @@ class _ToolCallReview(InferActMiddleware):
         return result  # an unusual result: returned as is (the decision is in the checks)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Ask the human about this call if the critic doubted it; then run or answer it."""
-        state = self._one_call_state(request)
-        if state is None:
-            return self._refusal(request) or handler(request)
-        update = self.guard.save_feedback(
-            self.guard.review(state), getattr(request.runtime, "store", None)
-        )
-        target, update = self._outcome(request, update)
+        """Run the tool only with a bound verdict or approval; review bound doubts here."""
+        verdict, target = self._decide(request)
+        if verdict == "run":
+            return handler(target)
+        if verdict == "refuse":
+            return target
+        outcome = self.guard.review(request.state, only=request.tool_call["id"])
+        update = self.guard.save_feedback(outcome, getattr(request.runtime, "store", None))
+        target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
         return self._command(handler(target), update)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Async :meth:`wrap_tool_call`."""
-        state = self._one_call_state(request)
-        if state is None:
-            return self._refusal(request) or await handler(request)
-        update = await self.guard.asave_feedback(
-            await self.guard.areview(state), getattr(request.runtime, "store", None)
-        )
-        target, update = self._outcome(request, update)
+        verdict, target = self._decide(request)
+        if verdict == "run":
+            return await handler(target)
+        if verdict == "refuse":
+            return target
+        outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
+        update = await self.guard.asave_feedback(outcome, getattr(request.runtime, "store", None))
+        target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
         return self._command(await handler(target), update)
 
 
+class _ToolCallReview(InferActMiddleware):
+    """``InferActMiddleware(review_in="tool_call")``: the review runs in the tool task only."""
+
+    # The base hooks: create_agent then adds no after_model node.
+    after_model = AgentMiddleware.after_model  # type: ignore[assignment]
+    aafter_model = AgentMiddleware.aafter_model  # type: ignore[assignment]
+
+
+def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    merged = {**first, **second}
+    if "messages" in first and "messages" in second:
+        merged["messages"] = [*first["messages"], *second["messages"]]
+    return merged
+
+
 def _extend(response: Any, update: dict[str, Any]) -> Any:
     if not update:
         return response
+    update = {k: v for k, v in update.items() if k not in ("inferact_route", "messages")}
     if isinstance(response, AIMessage):
         response = ModelResponse(result=[response])
     return ExtendedModelResponse(model_response=response, command=Command(update=update))

@@ -1,14 +1,17 @@
 """The human review: the interrupt payload and the resume decisions.
 
-The payload is a superset of LangChain's ``HumanInTheLoopMiddleware`` request, so approval UIs
-that render ``action_requests`` / ``review_configs`` (Agent Chat UI, Agent Inbox) work as is;
-each action request carries an extra ``inferact`` section with the critic's verdict.
+The payload is LangChain's own ``HITLRequest`` (``langchain.agents.middleware.human_in_the_loop``)
+with an ``inferact`` section on each action request, so approval UIs that render
+``action_requests`` / ``review_configs`` (Agent Chat UI, Agent Inbox) work as is.
 
-Resume with one decision per action request, by position, or a shorthand:
+Resumes are LangChain's decision types, validated by a pydantic discriminated union that the
+guard passes to ``interrupt(..., response_schema=...)``: LangGraph checks the answer *before* it
+records it, so a bad answer raises and the review stays pending. Resume with one decision per
+action request, by position, or a shorthand:
 
 * ``{"decisions": [{"type": "approve"}, {"type": "reject", "message": "wrong size"}]}``
 * ``True`` approves all, ``False`` rejects all (binary feedback), a string rejects all with that
-  string as natural-language feedback.
+  string as natural-language feedback, and a single decision object when one action awaits.
 
 Example:
     >>> parse_resume({"decisions": [{"type": "reject", "message": "wrong size"}]}, count=1)
@@ -24,26 +27,45 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Union
 
-from typing_extensions import NotRequired
+from langchain.agents.middleware.human_in_the_loop import (
+    ActionRequest,
+    ApproveDecision,
+    EditDecision,
+    HITLRequest,
+    RejectDecision,
+    RespondDecision,
+    ReviewConfig,
+)
+from pydantic import AfterValidator, BeforeValidator, Discriminator, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from inferact_langgraph.errors import ResumeError
 
 __all__ = [
     "ActionRequest",
+    "ApproveDecision",
     "Decision",
     "DecisionType",
+    "EditDecision",
+    "HITLRequest",
+    "InferActActionRequest",
     "InferActReviewInfo",
+    "RejectDecision",
+    "RespondDecision",
     "ReviewConfig",
     "ReviewRequest",
     "parse_resume",
+    "resume_schema",
 ]
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
 DECISION_TYPES: tuple[str, ...] = ("approve", "edit", "reject", "respond")
+MAX_RESUME_DEPTH = 32
+"""Deeper resume values are refused before anything runs (no ``RecursionError`` later)."""
 
 EXPECTED_SHAPE = (
     '{"decisions": [<one per action request, in order>]} where each decision is '
@@ -54,43 +76,62 @@ EXPECTED_SHAPE = (
 )
 
 
+class ActionStep(TypedDict):
+    """One step of the chain the critic judged (thoughts are never part of it)."""
+
+    action: str
+    observation: str | None
+
+
 class InferActReviewInfo(TypedDict):
     """The critic's side of a review request (the ``inferact`` section of an action)."""
 
     tool_call_id: str
+    ai_message_id: NotRequired[str | None]
+    """The AI message that proposed the call: the decision is bound to it."""
+    index: NotRequired[int]
+    """The call's position in that message."""
     score: float | None
     """p(t*): the probability that the agent is on track for the user's real task."""
-    threshold: float
+    threshold: float | None
     inferred_tasks: list[str]
     justification: str
     risk: str | None
-    critic: str
+    critic: str | None
     error: str | None
     """Why the critic could not judge the call, when it failed (fail closed)."""
+    task: NotRequired[str | None]
+    """The user's task the critic verified against."""
+    action_chain: NotRequired[list[ActionStep]]
+    """The steps the critic judged, the pending call last."""
+    options: NotRequired[list[str]]
+    option_probs: NotRequired[dict[str, float]]
+    order_probs: NotRequired[dict[str, dict[str, float]]]
+    """Per-order option probabilities (``"original"``, ``"reversed"``), if the critic has them."""
 
 
-class ActionRequest(TypedDict):
-    """One tool call awaiting a decision (HumanInTheLoopMiddleware's shape plus ``inferact``)."""
+class InferActActionRequest(ActionRequest):
+    """LangChain's ``ActionRequest`` plus the critic's ``inferact`` section."""
 
-    name: str
-    args: dict[str, Any]
-    description: str
     inferact: InferActReviewInfo
 
 
-class ReviewConfig(TypedDict):
-    """What the human may decide for one tool (HumanInTheLoopMiddleware's shape)."""
+class ReviewRequest(HITLRequest):
+    """The interrupt value: LangChain's ``HITLRequest`` with InferAct's action requests.
 
-    action_name: str
-    allowed_decisions: list[str]
+    A review of one call in its tool task (``review_in="tool_call"``) also carries LangChain's
+    per-call ``ToolApprovalRequest`` keys (``type``, ``tool_call_id``, ``name``, ``args``,
+    ``description``), so clients of either HITL mode can read it.
+    """
 
-
-class ReviewRequest(TypedDict):
-    """The interrupt value."""
-
-    action_requests: list[ActionRequest]
-    review_configs: list[ReviewConfig]
     source: NotRequired[str]
+    """Always ``"inferact"``: tells clients where the request comes from."""
+    type: NotRequired[str]
+    """``"tool_approval"`` for a per-call review."""
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+    args: NotRequired[dict[str, Any]]
+    description: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -102,83 +143,64 @@ class Decision:
     edited_action: dict[str, Any] | None = None
 
 
-def _parse_one(raw: Any, index: int, allowed: Sequence[str]) -> Decision:
-    where = f"decisions[{index}]"
-    if not isinstance(raw, Mapping):
-        raise ResumeError(f"{where} must be an object", expected=EXPECTED_SHAPE, received=raw)
-    kind = raw.get("type")
-    if kind not in DECISION_TYPES:
+# ---------------------------------------------------------------------------- the union
+# LangChain's own decision TypedDicts, discriminated by "type": pydantic checks an answer only
+# against the branch its type names, so a bad answer gets one precise error.
+_DecisionModel = Annotated[
+    Union[ApproveDecision, EditDecision, RejectDecision, RespondDecision],  # noqa: UP007
+    Discriminator("type"),
+]
+
+
+class _Resume(TypedDict):
+    decisions: list[_DecisionModel]
+
+
+EditCheck = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""``(tool name, args) -> args``: validates (and coerces) an edit, raising ``ResumeError``."""
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a JSON-like value, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_RESUME_DEPTH:
+            return level
+        if isinstance(item, Mapping):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def _expand(value: Any, count: int) -> Any:
+    """The shorthands as a full ``{"decisions": [...]}`` value (a before-validator)."""
+    if _depth(value) > MAX_RESUME_DEPTH:
         raise ResumeError(
-            f"{where} has unknown type {kind!r}; valid types are {list(DECISION_TYPES)}",
+            f"the resume value is nested deeper than {MAX_RESUME_DEPTH} levels",
             expected=EXPECTED_SHAPE,
-            received=raw,
+            received="<too deep to show>",
         )
-    if kind not in allowed:
-        raise ResumeError(
-            f"{where}: {kind!r} is not allowed here; allowed decisions are {list(allowed)}",
-            expected=EXPECTED_SHAPE,
-            received=raw,
-        )
-    message = raw.get("message")
-    if message is not None and not isinstance(message, str):
-        raise ResumeError(
-            f"{where}.message must be a string", expected=EXPECTED_SHAPE, received=raw
-        )
-    if kind == "respond" and not message:
-        raise ResumeError(
-            f"{where}: a 'respond' decision needs a non-empty message",
-            expected=EXPECTED_SHAPE,
-            received=raw,
-        )
-    edited = raw.get("edited_action")
-    if kind == "edit":
-        if (
-            not isinstance(edited, Mapping)
-            or not isinstance(edited.get("name"), str)
-            or not isinstance(edited.get("args"), Mapping)
-        ):
-            raise ResumeError(
-                f"{where}: an 'edit' needs edited_action with a string 'name' and a dict 'args'",
-                expected=EXPECTED_SHAPE,
-                received=raw,
-            )
-        edited = {"name": edited["name"], "args": dict(edited["args"])}
-    else:
-        edited = None
-    return Decision(type=kind, message=message or None, edited_action=edited)
-
-
-def parse_resume(
-    value: Any, *, count: int, allowed: Sequence[str] = DECISION_TYPES
-) -> list[Decision]:
-    """Validate a resume value against a request with ``count`` action requests.
-
-    Args:
-        value: What the caller passed to ``Command(resume=...)``.
-        count: How many action requests the interrupt holds.
-        allowed: The decision types that may be used.
-
-    Raises:
-        ResumeError: The value is not a valid answer; the message shows the expected shape.
-    """
     if value is True:
-        value = {"decisions": [{"type": "approve"}] * count}
-    elif value is False:
-        value = {"decisions": [{"type": "reject"}] * count}
-    elif isinstance(value, str):
+        return {"decisions": [{"type": "approve"}] * count}
+    if value is False:
+        return {"decisions": [{"type": "reject"}] * count}
+    if isinstance(value, str):
         if not value.strip():
             raise ResumeError(
                 "an empty string is not feedback", expected=EXPECTED_SHAPE, received=value
             )
-        value = {"decisions": [{"type": "reject", "message": value}] * count}
-    elif isinstance(value, Mapping) and "type" in value and "decisions" not in value:
+        return {"decisions": [{"type": "reject", "message": value}] * count}
+    if isinstance(value, Mapping) and "type" in value and "decisions" not in value:
         if count != 1:
             raise ResumeError(
                 f"a single decision was given but {count} actions await review",
                 expected=EXPECTED_SHAPE,
                 received=value,
             )
-        value = {"decisions": [value]}
+        return {"decisions": [value]}
     if not isinstance(value, Mapping) or "decisions" not in value:
         raise ResumeError("unrecognised resume value", expected=EXPECTED_SHAPE, received=value)
     decisions = value["decisions"]
@@ -190,4 +212,115 @@ def parse_resume(
             expected=EXPECTED_SHAPE,
             received=value,
         )
-    return [_parse_one(raw, i, allowed) for i, raw in enumerate(decisions)]
+    for index, raw in enumerate(decisions):
+        if not isinstance(raw, Mapping):
+            raise ResumeError(
+                f"decisions[{index}] must be an object", expected=EXPECTED_SHAPE, received=raw
+            )
+        if raw.get("type") not in DECISION_TYPES:
+            raise ResumeError(
+                f"decisions[{index}] has unknown type {raw.get('type')!r}; "
+                f"valid types are {list(DECISION_TYPES)}",
+                expected=EXPECTED_SHAPE,
+                received=raw,
+            )
+    return value
+
+
+def _finish(
+    resume: Mapping[str, Any], allowed: Sequence[str], check_edit: EditCheck | None
+) -> list[Decision]:
+    """The decisions, with the allowed types enforced and every edit checked (after-validator)."""
+    out = []
+    for index, item in enumerate(resume["decisions"]):
+        where, kind = f"decisions[{index}]", item["type"]
+        if kind not in allowed:
+            raise ResumeError(
+                f"{where}: {kind!r} is not allowed here; allowed decisions are {list(allowed)}",
+                expected=EXPECTED_SHAPE,
+                received=item,
+            )
+        if kind == "edit":
+            name, args = item["edited_action"]["name"], dict(item["edited_action"]["args"])
+            if check_edit is not None:
+                args = check_edit(name, args)
+            out.append(Decision(type="edit", edited_action={"name": name, "args": args}))
+        elif kind == "respond":
+            if not item["message"]:
+                raise ResumeError(
+                    f"{where}: a 'respond' decision needs a non-empty message",
+                    expected=EXPECTED_SHAPE,
+                    received=item,
+                )
+            out.append(Decision(type="respond", message=item["message"]))
+        elif kind == "reject":
+            out.append(Decision(type="reject", message=item.get("message") or None))
+        else:
+            out.append(Decision(type="approve"))
+    return out
+
+
+def resume_schema(
+    *,
+    count: int,
+    allowed: Sequence[str] = DECISION_TYPES,
+    check_edit: EditCheck | None = None,
+) -> Any:
+    """The ``response_schema`` for a review of ``count`` actions (a pydantic-validated type).
+
+    LangGraph validates a resume against it before recording it; the validated value is the
+    list of :class:`Decision`. Shorthands are expanded by a before-validator.
+    """
+    return Annotated[
+        _Resume,
+        BeforeValidator(lambda value: _expand(value, count)),
+        AfterValidator(lambda resume: _finish(resume, allowed, check_edit)),
+    ]
+
+
+def resume_error(exc: ValidationError, received: Any = None) -> ResumeError:
+    """The :class:`ResumeError` behind a ``ValidationError`` of :func:`resume_schema`."""
+    errors = exc.errors()
+    for error in errors:
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, ResumeError):
+            return cause
+    first = errors[0] if errors else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("_Resume",))
+    kind = first.get("type", "")
+    if kind == "missing" and where.endswith("respond.message"):
+        message = f"{where}: a 'respond' decision needs a non-empty message"
+    elif kind == "missing" and "edited_action" in where:
+        message = f"{where}: an 'edit' needs edited_action with a string 'name' and a dict 'args'"
+    else:
+        message = f"{where or 'resume'}: {first.get('msg', 'invalid')}"
+    if "edited_action" in where and "an 'edit' needs" not in message:
+        message += " (an 'edit' needs edited_action with a string 'name' and a dict 'args')"
+    return ResumeError(message, expected=EXPECTED_SHAPE, received=received)
+
+
+def parse_resume(
+    value: Any,
+    *,
+    count: int,
+    allowed: Sequence[str] = DECISION_TYPES,
+    check_edit: EditCheck | None = None,
+) -> list[Decision]:
+    """Validate a resume value against a request with ``count`` action requests.
+
+    Args:
+        value: What the caller passed to ``Command(resume=...)``.
+        count: How many action requests the interrupt holds.
+        allowed: The decision types that may be used.
+        check_edit: Validates an edit's tool name and arguments (and may coerce them).
+
+    Raises:
+        ResumeError: The value is not a valid answer; the message shows the expected shape.
+    """
+    adapter: TypeAdapter[Any] = TypeAdapter(
+        resume_schema(count=count, allowed=allowed, check_edit=check_edit)
+    )
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        raise resume_error(exc, value if _depth(value) <= MAX_RESUME_DEPTH else None) from None

@@ -40,6 +40,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_type_hints
@@ -52,20 +53,13 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from inferact_langgraph.binding import pending_calls
 from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.gate import (
-    InferActGuard,
-    InferActStateKeys,
-    OnCriticError,
-    OnReject,
-    answered_ids,
-    is_approved,
-    last_ai_message,
-    trusted_record,
-)
+from inferact_langgraph.gate import InferActGuard, InferActStateKeys, last_ai_message
 from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
 from inferact_langgraph.review import DECISION_TYPES
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
@@ -222,13 +216,14 @@ def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
 
 
 def _untraced(func: Callable[..., Any], afunc: Callable[..., Any], name: str) -> Any:
-    """A runnable for a route that runs on every step: untraced, as LangGraph's own branches.
+    """A runnable for a route or node that runs on every step: untraced, as LangGraph's own.
 
     A traced ``RunnableLambda`` here made every non-critical step about 10% slower (see
-    docs/benchmarks.md, target 2).
+    docs/benchmarks.md, target 2). ``RunnableCallable`` (re-exported by ``langgraph.utils``,
+    the base of ``ToolNode``) is the only runnable with sync and async twins and no trace.
     """
     try:
-        from langgraph._internal._runnable import RunnableCallable
+        from langgraph.utils.runnable import RunnableCallable
     except ImportError:  # pragma: no cover - a future LangGraph moved it: fall back, traced
         return RunnableLambda(func, afunc=afunc, name=name)
     return RunnableCallable(func, afunc, name=name, trace=False)
@@ -241,28 +236,110 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
             return END
         if where == "retry":
             return MEMORY_NODE
-        ai = last_ai_message(state)
-        if ai is None:
-            return actor
-        done = answered_ids(state.get("messages") or [])
+        if where == "review":  # an edit the critic still doubts: a new review, a new interrupt
+            return GATE_NODE
+        _, pending = pending_calls(state)
         sends = []
-        for call in ai.tool_calls:
-            if call["id"] in done:
+        for _index, call in pending:
+            # Never send a critical call without a bound verdict or approval (the tool node
+            # checks again: this is only where the run goes next).
+            if guard.is_critical(call) and guard.authorize(state, call)[1] is not None:
                 continue
-            spec = guard.specs.get(call["name"])
-            if spec is not None and spec.applies(call.get("args") or {}):
-                # Never run a critical call without a clean verdict or a human's approval.
-                if not is_approved(trusted_record(state, ai, call)):
-                    continue
-            sends.append(
-                Send(
-                    tools,
-                    {"__type": "tool_call_with_context", "tool_call": call, "state": dict(state)},
-                )
-            )
+            sends.append(Send(tools, [call]))  # the tool node reads the state itself
         return sends or actor
 
     return route
+
+
+def _calls_of(node_input: Any) -> list[dict[str, Any]]:
+    """The tool calls a ``ToolNode`` runs for this input (its own three input shapes)."""
+    if (
+        isinstance(node_input, list)
+        and node_input
+        and isinstance(node_input[-1], dict)
+        and node_input[-1].get("type") == "tool_call"
+    ):
+        return node_input
+    if isinstance(node_input, dict) and node_input.get("__type") == "tool_call_with_context":
+        return [node_input["tool_call"]]
+    ai = last_ai_message(node_input)
+    return list(ai.tool_calls) if ai is not None else []
+
+
+def _as_answers(out: Any) -> list[Any]:
+    """A ToolNode's output for a list of calls, as the ToolMessages / Commands it holds."""
+    if isinstance(out, dict):
+        return [m for v in out.values() for m in v]
+    answers: list[Any] = []
+    for item in out if isinstance(out, list) else [out]:
+        if isinstance(item, dict):
+            answers.extend(m for v in item.values() for m in v)
+        elif isinstance(item, list):
+            answers.extend(item)
+        else:
+            answers.append(item)
+    return answers
+
+
+def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
+    """The graph's tool node, unchanged, behind a check that no route can skip.
+
+    Every input (an edge's state, a ``Send`` of calls, a ``Send`` with an inlined state, a
+    caller's or a tool's ``Command(goto=...)``) is turned into a plain list of calls, so the
+    state is always read from the graph's channels, never taken from a payload someone built.
+    A critical call then runs only if :func:`~inferact_langgraph.binding.authorize` finds a
+    record bound to exactly that call; otherwise it is answered with an error and audited.
+    The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
+    """
+
+    def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
+        call = request.tool_call
+        if guard.is_critical(call, request.tool):
+            _, reason = guard.authorize(request.state, call)
+            if reason is not None:
+                return guard.refusal(call, reason)
+        return _as_answers(tool_node.invoke([call], request.runtime.config))
+
+    async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
+        call = request.tool_call
+        if guard.is_critical(call, request.tool):
+            _, reason = guard.authorize(request.state, call)
+            if reason is not None:
+                return guard.refusal(call, reason)
+        return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+
+    checker = ToolNode(
+        list(tool_node.tools_by_name.values()),
+        name=tool_node.name or "tools",
+        handle_tool_errors=False,  # the user's tool node handles errors as it always did
+        wrap_tool_call=enforce,
+        awrap_tool_call=aenforce,
+    )
+
+    def needs_check(node_input: Any) -> list[dict[str, Any]] | None:
+        calls = _calls_of(node_input)
+        return calls if any(guard.is_critical(c) for c in calls) else None
+
+    def run(node_input: Any, config: RunnableConfig) -> Any:
+        calls = needs_check(node_input)
+        if calls is None:  # nothing critical: the user's node as is (no added work)
+            return tool_node.invoke(node_input, config)
+        return checker.invoke(calls, config)
+
+    async def arun(node_input: Any, config: RunnableConfig) -> Any:
+        calls = needs_check(node_input)
+        if calls is None:
+            return await tool_node.ainvoke(node_input, config)
+        return await checker.ainvoke(calls, config)
+
+    return _untraced(run, arun, tool_node.name or "tools")
+
+
+def _command_routes(builder: StateGraph, tools: str) -> list[str]:
+    """Nodes that declare ``Command(goto=<tools>)`` (which would skip the critic node)."""
+    return sorted(
+        name for name, spec in builder.nodes.items() if name != tools and tools in (spec.ends or ())
+    )
 
 
 def with_inferact(
@@ -285,6 +362,7 @@ def with_inferact(
     tools_node: str | None = None,
     actor_node: str | None = None,
     name: str | None = None,
+    options: GuardOptions | None = None,
 ) -> CompiledStateGraph:
     """Guard a ReAct graph's critical tool calls with InferAct and human review.
 
@@ -310,6 +388,8 @@ def with_inferact(
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
+        options: All policy options at once (a :class:`~inferact_langgraph.options.GuardOptions`
+            shared with ``InferActMiddleware``); replaces the policy keywords above.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.
@@ -318,6 +398,14 @@ def with_inferact(
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
         ValueError: Bad options, or no critical tool found.
     """
+    options = options or GuardOptions(
+        on_critic_error=on_critic_error,
+        on_reject=on_reject,
+        max_trials=max_trials,
+        task_extractor=task_extractor,
+        memory=memory,
+        allowed_decisions=allowed_decisions,
+    )
     if isinstance(graph, CompiledStateGraph):
         builder = getattr(graph, "builder", None)
         if not isinstance(builder, StateGraph):
@@ -340,6 +428,14 @@ def with_inferact(
             )
 
     tools_name, tool_node = _find_tool_node(builder, tools_node)
+    skipping = _command_routes(builder, tools_name)
+    if skipping:
+        raise UnsupportedGraphError(
+            f"nodes {skipping} route to the tool node {tools_name!r} with Command(goto=...), "
+            "which no edge of the graph can redirect to the critic; route to the tools with "
+            "a conditional edge (e.g. tools_condition) instead. (Undeclared Command routes "
+            "are still safe: the tool node refuses every critical call without a verdict.)"
+        )
     actor = _find_actor(builder, tools_name, actor_node)
     available = tool_node.tools_by_name
     if critical is not None and not isinstance(critical, (Mapping, str)):
@@ -360,12 +456,8 @@ def with_inferact(
             model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
         ),
         specs=specs,
-        on_critic_error=on_critic_error,
-        on_reject=on_reject,
-        max_trials=max_trials,
-        task_extractor=task_extractor,
-        memory=memory,
-        allowed_decisions=allowed_decisions,
+        options=options,
+        tools=available,
     )
 
     new = _copy_builder(builder)
@@ -391,16 +483,26 @@ def with_inferact(
         new.branches[MEMORY_NODE] = new.branches.pop(START)
 
     def memory_node(state: dict, config: RunnableConfig) -> dict:
-        return guard.memory_update(state, _store_from(config))
+        update = guard.supersede_pending(state)
+        return _merge(update, guard.memory_update(state, _store_from(config)))
 
     async def amemory_node(state: dict, config: RunnableConfig) -> dict:
-        return await guard.amemory_update(state, _store_from(config))
+        update = guard.supersede_pending(state)
+        return _merge(update, await guard.amemory_update(state, _store_from(config)))
 
     def gate_node(state: dict, config: RunnableConfig) -> dict:
         return guard.save_feedback(guard.review(state), _store_from(config))
 
     async def agate_node(state: dict, config: RunnableConfig) -> dict:
         return await guard.asave_feedback(await guard.areview(state), _store_from(config))
+
+    # The tool node itself checks every critical call: routes that skip the critic node
+    # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
+    new.nodes[tools_name] = dataclasses.replace(
+        new.nodes[tools_name],
+        runnable=_guarded_tool_node(guard, tool_node),
+        input_schema=schema,
+    )
 
     new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
     new.add_node(CRITIC_NODE, RunnableLambda(guard.check, afunc=guard.acheck), input_schema=schema)
@@ -410,11 +512,18 @@ def with_inferact(
     new.add_conditional_edges(
         GATE_NODE,
         _route_after_gate(guard, tools_name, actor),
-        [tools_name, actor, MEMORY_NODE, END],
+        [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
     compiled.inferact_guard = guard  # type: ignore[attr-defined]
     return compiled
+
+
+def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    merged = {**first, **second}
+    if "messages" in first and "messages" in second:
+        merged["messages"] = [*first["messages"], *second["messages"]]
+    return merged
 
 
 def _store_from(config: RunnableConfig) -> Any:

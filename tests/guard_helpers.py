@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -11,7 +11,7 @@ from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
-from typing_extensions import Annotated, TypedDict
+from typing_extensions import TypedDict
 
 from inferact_langgraph import critical
 from inferact_langgraph.testing import ScriptedChatModel
@@ -27,10 +27,17 @@ def search(query: str) -> str:
 
 @critical(risk=lambda args: "high" if args.get("price", 0) > 60 else "low")
 @tool
-def buy_now(asin: str, price: float) -> str:
+def buy_now(asin: str, price: float, options: dict[str, str] | None = None) -> str:
     """Buy a product (irreversible)."""
-    LEDGER.append({"asin": asin, "price": price})
+    LEDGER.append({"asin": asin, "price": price, **({"options": options} if options else {})})
     return f"Bought {asin} for ${price}"
+
+
+@tool
+def view_item(asin: str) -> str:
+    """Look at a product's page (harmless)."""
+    LEDGER.append({"viewed": asin})
+    return f"{asin}: blackout shades"
 
 
 @tool

@@ -56,6 +56,9 @@ def test_doubtful_call_interrupts_in_its_tool_task_and_approve_runs_it_once():
     assert LEDGER == []
     (intr,) = out["__interrupt__"]
     assert intr.value["action_requests"][0]["inferact"]["score"] == 0.2
+    # Also LangChain's per-call request (HumanInTheLoopMiddleware(interrupt_mode="per_call")).
+    assert intr.value["type"] == "tool_approval" and intr.value["tool_call_id"] == "buy-1"
+    assert intr.value["name"] == "buy_now" and intr.value["args"] == {"asin": "B02", "price": 40.0}
     out = graph.invoke(Command(resume=True), cfg())
     assert LEDGER == [{"asin": "B02", "price": 40.0}] and critic.calls == 1
     assert_valid_history(out["messages"])

@@ -1,0 +1,282 @@
+"""Binding a verdict to one exact tool call, and the check every critical tool runs first.
+
+A tool call id alone names nothing reliably: several OpenAI-compatible servers number ids per
+message (``call_0`` in every message), some models repeat an id inside one message, and a
+caller or a tool can put any AI message in the state. So a verdict or a human decision is bound
+to the *proposing AI message id*, the call's *position* in it, the *tool name* and a *hash of the
+arguments*, and :func:`authorize` lets a critical tool run only when the state holds such a
+record for exactly that call. Calls with missing or colliding ids are renamed first
+(:func:`with_unique_call_ids`), before anything is checked.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, ToolMessage
+    >>> first = AIMessage("", id="a1", tool_calls=[{"name": "search", "args": {}, "id": "call_0"}])
+    >>> later = AIMessage("", id="a2", tool_calls=[
+    ...     {"name": "buy", "args": {"asin": "B1"}, "id": "call_0"},
+    ...     {"name": "buy", "args": {"asin": "B2"}, "id": "call_0"}])
+    >>> history = [first, ToolMessage("ok", tool_call_id="call_0")]
+    >>> [c["id"] for c in with_unique_call_ids(later, history).tool_calls]
+    ['call_0-inferact-0', 'call_0-inferact-1']
+    >>> binding_key(later, 1) == binding_key(later, 1), args_digest({"b": 1, "a": 2})[:12]
+    (True, 'd3626ac30a87')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+__all__ = [
+    "args_digest",
+    "authorize",
+    "binding_key",
+    "calls_needing_ids",
+    "find_proposal",
+    "is_approved",
+    "is_bound",
+    "pending_calls",
+    "sign_record",
+    "with_unique_call_ids",
+]
+
+_SIGNED_FIELDS = (
+    "tool_call_id",
+    "ai_message_id",
+    "index",
+    "tool",
+    "args_sha256",
+    "score",
+    "threshold",
+    "error",
+    "decision",
+)
+
+ID_SUFFIX = "-inferact-"
+
+
+def args_digest(args: Mapping[str, Any] | None) -> str:
+    """A stable SHA-256 of a call's arguments (key order does not matter)."""
+    text = json.dumps(dict(args or {}), sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def binding_key(ai: AIMessage, index: int) -> str:
+    """``<AI message id>#<position>``: what a record is bound to besides name and arguments."""
+    return f"{ai.id}#{index}"
+
+
+def messages_of(state: Any) -> list[AnyMessage]:
+    """The state's messages (a dict state, an object state, or a message list)."""
+    if isinstance(state, list):
+        return state
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    if messages is None:
+        messages = getattr(state, "messages", None)
+    return list(messages or [])
+
+
+def calls_needing_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> list[int]:
+    """Positions of calls whose id is missing, repeated in ``ai`` or used earlier in the thread."""
+    used = set()
+    for message in earlier:
+        if isinstance(message, AIMessage):
+            used.update(c.get("id") for c in message.tool_calls)
+        elif isinstance(message, ToolMessage):
+            used.add(message.tool_call_id)
+    bad, seen = [], set()
+    for index, call in enumerate(ai.tool_calls):
+        call_id = call.get("id")
+        if not call_id or call_id in used or call_id in seen:
+            bad.append(index)
+        seen.add(call_id)
+    return bad
+
+
+def with_unique_call_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> AIMessage:
+    """``ai`` with every missing or colliding tool call id replaced by a unique one.
+
+    The same message id is kept, so ``add_messages`` replaces the message in place. The new ids
+    are deterministic (the old id plus the call's position), so a re-run renames identically.
+    Returns ``ai`` itself when every id is already unique.
+    """
+    bad = calls_needing_ids(ai, earlier)
+    if not bad:
+        return ai
+    taken = {c.get("id") for c in ai.tool_calls}
+    for message in earlier:
+        if isinstance(message, AIMessage):
+            taken.update(c.get("id") for c in message.tool_calls)
+        elif isinstance(message, ToolMessage):
+            taken.add(message.tool_call_id)
+    calls = [dict(c) for c in ai.tool_calls]
+    for index in bad:
+        base = f"{calls[index].get('id') or 'call'}{ID_SUFFIX}{index}"
+        new_id, n = base, 0
+        while new_id in taken:
+            n += 1
+            new_id = f"{base}-{n}"
+        taken.add(new_id)
+        calls[index]["id"] = new_id
+    return ai.model_copy(update={"tool_calls": calls})
+
+
+def answered_after(messages: Sequence[AnyMessage], position: int) -> set[str]:
+    """Ids answered by a tool message that comes after ``messages[position]``."""
+    return {m.tool_call_id for m in messages[position + 1 :] if isinstance(m, ToolMessage)}
+
+
+def last_ai_position(messages: Sequence[AnyMessage]) -> int | None:
+    """Index of the last AI message, or ``None``."""
+    for position in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[position], AIMessage):
+            return position
+    return None
+
+
+def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[str, Any]]]]:
+    """The last AI message and its calls that no later tool message answers, with positions."""
+    messages = messages_of(state)
+    position = last_ai_position(messages)
+    if position is None:
+        return None, []
+    ai = messages[position]
+    done = answered_after(messages, position)
+    assert isinstance(ai, AIMessage)
+    return ai, [(i, dict(c)) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
+
+
+def _is_unit(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
+
+
+def _signature(record: Mapping[str, Any], key: bytes) -> str:
+    text = json.dumps([record.get(f) for f in _SIGNED_FIELDS], default=repr, sort_keys=True)
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def sign_record(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
+    """``record`` with an HMAC-SHA256 ``signature`` of its binding and decision (if ``key``).
+
+    With a key (``GuardOptions(signing_key=...)``), a record someone else wrote into the state
+    (a tool's or a caller's ``Command(update=...)``, a ``Send`` with an inlined state) cannot
+    approve a call: it has no valid signature.
+    """
+    if key is None:
+        return dict(record)
+    return {**record, "signature": _signature(record, key)}
+
+
+def is_bound(
+    record: Any, ai: AIMessage, index: int, call: Mapping[str, Any], key: bytes | None = None
+) -> bool:
+    """Whether ``record`` was written for exactly this call: message, position, name, args.
+
+    With a signing ``key``, the record must also carry a valid signature.
+    """
+    if key is not None and (
+        not isinstance(record, Mapping)
+        or not hmac.compare_digest(str(record.get("signature") or ""), _signature(record, key))
+    ):
+        return False
+    return (
+        isinstance(record, Mapping)
+        and record.get("ai_message_id") == ai.id
+        and ai.id is not None
+        and record.get("index") == index
+        and record.get("tool") == call.get("name")
+        and record.get("args_sha256") == args_digest(call.get("args"))
+    )
+
+
+def is_approved(record: Mapping[str, Any] | None) -> bool:
+    """A human's (or the policy's) approval, or a clean verdict with a valid score.
+
+    A critic's approval counts only when its score and threshold are finite numbers in [0, 1]
+    and the score is at or above the threshold: an out-of-range score is never an approval.
+    """
+    if not isinstance(record, Mapping):
+        return False
+    if record.get("decision") == "approve":
+        return True
+    if record.get("decision") is not None or record.get("error"):
+        return False
+    score, threshold = record.get("score"), record.get("threshold")
+    return _is_unit(score) and _is_unit(threshold) and score >= threshold
+
+
+def find_proposal(
+    messages: Sequence[AnyMessage], call_id: str | None
+) -> tuple[int, AIMessage, int] | str:
+    """The one (message position, AI message, call position) that proposed ``call_id``.
+
+    Returns a reason string when there is none or more than one (an ambiguous id).
+    """
+    if not call_id:
+        return "the call has no id"
+    found = [
+        (position, message, index)
+        for position, message in enumerate(messages)
+        if isinstance(message, AIMessage)
+        for index, call in enumerate(message.tool_calls)
+        if call.get("id") == call_id
+    ]
+    if not found:
+        return f"no AI message in the state proposed a call with id {call_id!r}"
+    if len(found) > 1:
+        return f"the id {call_id!r} names {len(found)} calls in this thread (ambiguous)"
+    return found[0]
+
+
+def authorize(
+    state: Any,
+    call: Mapping[str, Any],
+    checks: Mapping[str, Any] | None = None,
+    key: bytes | None = None,
+) -> tuple[Mapping[str, Any] | None, str | None]:
+    """The record that lets this critical call run now, or the reason it may not.
+
+    The call must have been proposed by exactly one AI message of the state, must not be
+    answered already, must be that message's call (same name and arguments), and the record
+    for that message and position must bind the same name and arguments and approve it.
+
+    Args:
+        state: The graph state as the tool node reads it from its channels.
+        call: The tool call about to run.
+        checks: The records (default: ``state["inferact_checks"]``).
+        key: The signing key, when records are signed.
+
+    Returns:
+        ``(record, None)`` when the call may run, else ``(None, reason)``.
+    """
+    messages = messages_of(state)
+    found = find_proposal(messages, call.get("id"))
+    if isinstance(found, str):
+        return None, found
+    position, ai, index = found
+    if call.get("id") in answered_after(messages, position):
+        return None, "the call was answered already (a tool runs at most once per call)"
+    proposed = ai.tool_calls[index]
+    if proposed.get("name") != call.get("name") or args_digest(proposed.get("args")) != (
+        args_digest(call.get("args"))
+    ):
+        return None, "the call differs from the one the AI message proposed"
+    if checks is None:
+        checks = state.get("inferact_checks") if isinstance(state, Mapping) else None
+        checks = checks if checks is not None else getattr(state, "inferact_checks", None)
+    record = (checks or {}).get(call.get("id"))
+    if not is_bound(record, ai, index, call, key):
+        return None, "no verdict from the critic and no human decision is bound to this call"
+    if not is_approved(record):
+        return None, "neither the critic nor a human approved this call"
+    return record, None

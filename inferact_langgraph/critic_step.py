@@ -1,0 +1,278 @@
+"""The critic step: which calls are critical, and the critic's verdicts as bound records.
+
+A call is checked when its tool is critical (``@critical`` or ``critical=``) and its spec applies
+to the arguments. Before anything is checked, the last AI message's call ids are made unique
+(:func:`~inferact_langgraph.binding.with_unique_call_ids`); then each unchecked critical call is
+judged and written as a :class:`~inferact_langgraph.records.CheckRecord` bound to its message,
+position, name and arguments. A critic that fails, or answers a score outside [0, 1], gives a
+record with an ``error``: the call fails closed.
+
+Example:
+    >>> from inferact_langgraph.critical import CriticalSpec
+    >>> step = CriticStep(critic=None, specs={"buy_now": CriticalSpec()})
+    >>> step.is_critical({"name": "buy_now", "args": {}}), step.is_critical({"name": "search"})
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.errors import GraphBubbleUp
+
+from inferact_langgraph.binding import (
+    args_digest,
+    is_approved,
+    is_bound,
+    last_ai_position,
+    messages_of,
+    pending_calls,
+    sign_record,
+    with_unique_call_ids,
+)
+from inferact_langgraph.critical import CriticalSpec, critical_spec
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
+from inferact_langgraph.reviewing import MEMORY_MESSAGE_PREFIX, logger
+from inferact_langgraph.trajectory import Trajectory, TrajectoryError
+
+__all__ = ["CriticStep", "action_chain", "last_ai_message", "task_of", "trajectory_for"]
+
+
+def last_ai_message(state: Any) -> AIMessage | None:
+    """The last AI message of the state's messages."""
+    messages = messages_of(state)
+    position = last_ai_position(messages)
+    return None if position is None else messages[position]  # type: ignore[return-value]
+
+
+def task_of(state: Any, extractor: Callable[[Any], str] | None = None) -> str:
+    """The user's real task t*: ``extractor(state)``, else the first human message."""
+    if extractor is not None:
+        text = extractor(state)
+        if not isinstance(text, str) or not text.strip():
+            raise TrajectoryError("task_extractor must return a non-empty string")
+        return text
+    for message in messages_of(state):
+        if isinstance(message, HumanMessage) and not str(message.id or "").startswith(
+            MEMORY_MESSAGE_PREFIX
+        ):
+            text = str(message.text)
+            if text:
+                return text
+    raise TrajectoryError(
+        "cannot find the user's task: no human message in state['messages']; "
+        "pass task_extractor= to with_inferact / InferActMiddleware"
+    )
+
+
+def trajectory_for(state: Any, call: Mapping[str, Any], task_text: str) -> Trajectory:
+    """The chain S the critic judges for ``call``: every step up to it, thoughts excluded."""
+    return Trajectory.from_messages(
+        messages_of(state), task=task_text, pending_tool_call_id=call.get("id")
+    )
+
+
+def action_chain(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The steps of ``trajectory`` as ``{"action", "observation"}`` (no thoughts)."""
+    return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
+
+
+class CriticStep:
+    """Picks the critical calls of the last AI message and runs the critic on them.
+
+    Args:
+        critic: Any :class:`~inferact_langgraph.critics.base.Critic` (``None``: every check
+            fails closed).
+        specs: Critical tool names mapped to their specs (shared with the guard, which may
+            learn more).
+        task_of: ``state -> str``, the user's task (default: :func:`task_of`).
+    """
+
+    def __init__(
+        self,
+        *,
+        critic: Critic | None,
+        specs: dict[str, CriticalSpec],
+        task_of: Callable[[Any], str] | None = None,
+        key: bytes | None = None,
+    ) -> None:
+        self.critic = critic
+        self.specs = specs
+        self.key = key
+        self.task_of = task_of or globals()["task_of"]
+
+    # ------------------------------------------------------------------ which calls
+    def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
+        """Whether this call must have a bound verdict or decision before it runs."""
+        spec = self.specs.get(call.get("name")) or critical_spec(tool)
+        return spec is not None and spec.applies(call.get("args") or {})
+
+    def critical_calls(self, state: Any) -> list[tuple[int, dict[str, Any], CriticalSpec]]:
+        """The last AI message's unanswered critical calls, with their positions."""
+        _, pending = pending_calls(state)
+        out = []
+        for index, call in pending:
+            spec = self.specs.get(call["name"])
+            if spec is not None and spec.applies(call.get("args") or {}):
+                out.append((index, call, spec))
+        return out
+
+    def unique_ids(self, state: Any) -> AIMessage | None:
+        """The last AI message with unique call ids, if any of its ids had to change."""
+        messages = messages_of(state)
+        position = last_ai_position(messages)
+        if position is None:
+            return None
+        ai = messages[position]
+        renamed = with_unique_call_ids(ai, messages[:position])  # type: ignore[arg-type]
+        return None if renamed is ai else renamed
+
+    def needs_check(self, state: Any) -> bool:
+        """Whether the critic must run before the tools (cheap: no model call)."""
+        if not self.specs:
+            return False
+        if self.unique_ids(state) is not None and self.critical_calls(state):
+            return True
+        ai = last_ai_message(state)
+        checks = state.get("inferact_checks") or {}
+        return any(
+            not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
+            for i, c, _ in self.critical_calls(state)
+        )
+
+    # ------------------------------------------------------------------ the critic step
+    def _base_record(
+        self, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+    ) -> CheckRecord:
+        args = dict(call.get("args") or {})
+        return {
+            "tool_call_id": call.get("id"),
+            "ai_message_id": ai.id,
+            "index": index,
+            "tool": call["name"],
+            "args": args,
+            "args_sha256": args_digest(args),
+            "risk": spec.risk_for(args),
+            "description": spec.description,
+            "critic": getattr(self.critic, "name", None),
+            "threshold": getattr(self.critic, "threshold", None),
+            "task": None,
+            "action_chain": [],
+            "options": [],
+            "option_probs": {},
+            "order_probs": None,
+            "checked_at": time.time(),
+        }
+
+    def _prepare(
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> tuple[CheckRecord, Trajectory]:
+        record = self._base_record(ai, index, call, spec)
+        if self.critic is None:
+            raise RuntimeError("no critic configured")
+        task_text = self.task_of(state)
+        record["task"] = task_text
+        trajectory = trajectory_for(state, call, task_text)
+        record["action_chain"] = action_chain(trajectory)  # type: ignore[typeddict-item]
+        return record, trajectory
+
+    @staticmethod
+    def _failed(record: CheckRecord, error: BaseException) -> CheckRecord:
+        logger.warning("InferAct critic failed on %s: %s", record["tool"], error)
+        return {
+            **record,
+            "score": None,
+            "flagged": True,
+            "verdict": None,
+            "error": f"{type(error).__name__}: {error}",
+        }
+
+    async def _acheck_one(
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> CheckRecord:
+        record = self._base_record(ai, index, call, spec)
+        try:
+            record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = await self.critic.aevaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
+            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
+            return self._failed(record, exc)
+
+    def _check_one(
+        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+    ) -> CheckRecord:
+        record = self._base_record(ai, index, call, spec)
+        try:
+            record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = self.critic.evaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
+            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
+            return self._failed(record, exc)
+
+    def _todo(
+        self, state: Any
+    ) -> tuple[dict[str, Any], AIMessage | None, list[tuple[int, dict, CriticalSpec]]]:
+        """(the state with unique call ids, the renamed AI message or None, calls to check)."""
+        renamed = self.unique_ids(state)
+        state = dict(state)
+        if renamed is not None:
+            state["messages"] = [
+                renamed if getattr(m, "id", None) == renamed.id else m for m in messages_of(state)
+            ]
+        ai = last_ai_message(state)
+        checks = state.get("inferact_checks") or {}
+        todo = [
+            (i, c, s)
+            for i, c, s in self.critical_calls(state)
+            if not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
+        ]
+        return state, renamed, todo
+
+    def _check_update(
+        self, renamed: AIMessage | None, records: Sequence[CheckRecord]
+    ) -> dict[str, Any]:
+        if renamed is None and not records:
+            return {}
+        audit = [
+            audit_entry(r, decision="approve", decided_by="critic")
+            for r in records
+            if is_approved(r)
+        ]
+        update: dict[str, Any] = {"inferact_route": None}
+        if records:
+            update["inferact_checks"] = {
+                r["tool_call_id"]: sign_record(r, self.key) for r in records
+            }
+        if audit:
+            update["inferact_audit"] = audit
+        if renamed is not None:
+            update["messages"] = [renamed]  # same message id: replaced in place, new call ids
+        return update
+
+    async def acheck(self, state: Any) -> dict[str, Any]:
+        """Check every unchecked critical call of the last AI message, concurrently.
+
+        Calls with a missing or colliding id are given unique ids first (the AI message is
+        replaced in place), so every record names exactly one call.
+        """
+        state, renamed, todo = self._todo(state)
+        ai = last_ai_message(state)
+        records = await asyncio.gather(*(self._acheck_one(state, ai, i, c, s) for i, c, s in todo))
+        return self._check_update(renamed, records)
+
+    def check(self, state: Any) -> dict[str, Any]:
+        """Sync :meth:`acheck` (calls are checked one after the other)."""
+        state, renamed, todo = self._todo(state)
+        ai = last_ai_message(state)
+        return self._check_update(
+            renamed, [self._check_one(state, ai, i, c, s) for i, c, s in todo]
+        )

@@ -1,0 +1,81 @@
+"""The guard's options, one frozen object shared by ``with_inferact``, the middleware and the guard.
+
+Example:
+    >>> options = GuardOptions(on_reject="retry", max_trials=2)
+    >>> options.on_critic_error, options.allowed_decisions
+    ('interrupt', ('approve', 'edit', 'reject', 'respond'))
+    >>> GuardOptions(on_reject="later")
+    Traceback (most recent call last):
+    ...
+    ValueError: on_reject must be 'continue', 'retry' or 'end', got 'later'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+__all__ = ["GuardOptions", "OnCriticError", "OnReject"]
+
+OnCriticError = Literal["interrupt", "block", "allow"]
+OnReject = Literal["continue", "retry", "end"]
+_DECISIONS = ("approve", "edit", "reject", "respond")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardOptions:
+    """How the guard decides, validated when built (never at the first call).
+
+    Attributes:
+        on_critic_error: ``"interrupt"`` (default, fail closed: ask the human, saying why),
+            ``"block"`` (reject without asking) or ``"allow"`` (run it, logged; only calls
+            whose risk is explicitly ``"low"`` or ``"medium"``).
+        on_reject: ``"continue"`` (the actor sees the feedback and carries on), ``"retry"``
+            (a new trial: messages cleared, task and feedback kept) or ``"end"``.
+        max_trials: With ``"retry"``, the run ends after this many trials.
+        task_extractor: ``state -> str``: the user's real task (default: first human message).
+        memory: Where feedback is kept across threads (a ``FeedbackMemory``).
+        allowed_decisions: The decisions a human may make.
+        signing_key: Sign every record with HMAC-SHA256 and honour only signed ones, so that
+            no tool or caller that writes the state can forge an approval. Give every process
+            that serves the graph the same key (e.g. from a secret store); ``None``: unsigned.
+    """
+
+    on_critic_error: OnCriticError = "interrupt"
+    on_reject: OnReject = "continue"
+    max_trials: int = 3
+    task_extractor: Callable[[Mapping[str, Any]], str] | None = None
+    memory: Any = None
+    allowed_decisions: Sequence[str] = _DECISIONS
+    signing_key: bytes | str | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> bytes | None:
+        """The signing key as bytes, or ``None``."""
+        if self.signing_key is None:
+            return None
+        if isinstance(self.signing_key, str):
+            return self.signing_key.encode("utf-8")
+        return bytes(self.signing_key)
+
+    def __post_init__(self) -> None:
+        if self.signing_key is not None and (
+            not isinstance(self.signing_key, (bytes, str)) or len(self.signing_key) < 16
+        ):
+            raise ValueError("signing_key must be bytes or str of at least 16 characters")
+        if self.on_critic_error not in get_args(OnCriticError):
+            raise ValueError(
+                "on_critic_error must be 'interrupt', 'block' or 'allow', "
+                f"got {self.on_critic_error!r}"
+            )
+        if self.on_reject not in get_args(OnReject):
+            raise ValueError(
+                f"on_reject must be 'continue', 'retry' or 'end', got {self.on_reject!r}"
+            )
+        if not isinstance(self.max_trials, int) or self.max_trials < 1:
+            raise ValueError(f"max_trials must be an int >= 1, got {self.max_trials!r}")
+        decisions = tuple(self.allowed_decisions)
+        if not decisions or any(d not in _DECISIONS for d in decisions):
+            raise ValueError(f"allowed_decisions must be a non-empty subset of {_DECISIONS}")
+        object.__setattr__(self, "allowed_decisions", decisions)

@@ -1,0 +1,174 @@
+"""The guard's typed records: the critic's check, the audit entry, the feedback entry.
+
+Each is a ``TypedDict`` kept in graph state (so it checkpoints as plain JSON-like data). A check
+record is bound to one exact call (see :mod:`inferact_langgraph.binding`); the audit entry and
+the review request copy what a reviewer or an auditor needs from it: the user's task, the
+action chain the critic judged, and the critic's numbers.
+
+Example:
+    >>> record = CheckRecord(tool_call_id="c1", tool="buy_now", args={}, score=0.2)
+    >>> entry = audit_entry(record, decision="approve", decided_by="human")
+    >>> entry["decision"], entry["tool_call_id"], entry["action_chain"]
+    ('approve', 'c1', [])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+from inferact_langgraph.review import ActionStep
+
+__all__ = [
+    "AuditEntry",
+    "CheckRecord",
+    "DecidedBy",
+    "FeedbackEntry",
+    "audit_entry",
+    "verdict_fields",
+]
+
+DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
+
+
+class CheckRecord(TypedDict, total=False):
+    """The critic's record for one critical call, bound to that exact call."""
+
+    tool_call_id: str
+    ai_message_id: str | None
+    """The AI message that proposed the call."""
+    index: int
+    """The call's position in that AI message."""
+    tool: str
+    args: dict[str, Any]
+    args_sha256: str
+    """SHA-256 of the arguments (:func:`~inferact_langgraph.binding.args_digest`)."""
+    risk: str | None
+    description: str | None
+    critic: str | None
+    threshold: float | None
+    task: str | None
+    """The user's task the critic verified against."""
+    action_chain: list[ActionStep]
+    """The steps the critic judged (thoughts excluded), the pending call last."""
+    score: float | None
+    flagged: bool
+    verdict: dict[str, Any] | None
+    """The full ``Verdict`` as JSON, when the critic answered."""
+    options: list[str]
+    option_probs: dict[str, float]
+    order_probs: dict[str, dict[str, float]] | None
+    error: str | None
+    """Why the critic could not judge the call (then ``flagged`` is True: fail closed)."""
+    decision: Literal["approve", "reject", "respond"]
+    """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
+    edited_action: dict[str, Any]
+    checked_at: float
+
+
+class AuditEntry(TypedDict):
+    """One decided critical call: who decided what, when, and on which evidence."""
+
+    tool_call_id: str | None
+    tool: str | None
+    args: dict[str, Any] | None
+    risk: str | None
+    critic: str | None
+    score: float | None
+    threshold: float | None
+    inferred_tasks: list[str]
+    justification: str
+    error: str | None
+    task: str | None
+    action_chain: list[ActionStep]
+    options: list[str]
+    option_probs: dict[str, float]
+    order_probs: NotRequired[dict[str, dict[str, float]]]
+    decision: str
+    """``approve`` / ``edit`` / ``reject`` / ``respond``."""
+    decided_by: DecidedBy
+    time: float
+    feedback: NotRequired[str]
+    edited: NotRequired[dict[str, Any]]
+
+
+class FeedbackEntry(TypedDict):
+    """A human's feedback on a rejected call, kept in state and in the store."""
+
+    tool: str
+    args: dict[str, Any]
+    tool_call_id: str
+    feedback: str
+    binary: bool
+    """True when the human only said "wrong" (``False`` / a reject without a message)."""
+    task: str
+    trial: int
+
+
+def _unit(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
+
+
+def verdict_fields(verdict: Any) -> dict[str, Any]:
+    """The record fields taken from a verdict; raises ``ValueError`` on an invalid score.
+
+    The score and threshold must be finite numbers in [0, 1]: anything else (7.0, inf, NaN
+    from a custom critic) is an error, so the call fails closed and is never approved.
+    """
+    score = getattr(verdict, "score", None)
+    threshold = getattr(verdict, "threshold", None)
+    if not _unit(score):
+        raise ValueError(f"the critic returned score {score!r}, not a number in [0, 1]")
+    if not _unit(threshold):
+        raise ValueError(f"the critic returned threshold {threshold!r}, not a number in [0, 1]")
+    dumped = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else {}
+    order_probs = getattr(verdict, "order_probs", None)
+    return {
+        "score": float(score),
+        "threshold": float(threshold),
+        "flagged": bool(score < threshold),  # recomputed: never trust a critic's own flag
+        "verdict": dumped,
+        "options": list(getattr(verdict, "options", None) or []),
+        "option_probs": dict(getattr(verdict, "option_probs", None) or {}),
+        "order_probs": dict(order_probs) if order_probs else None,
+        "error": None,
+    }
+
+
+def audit_entry(
+    record: Mapping[str, Any], *, decision: str, decided_by: DecidedBy, **extra: Any
+) -> AuditEntry:
+    """The audit entry for a decision about the call of ``record``."""
+    verdict = record.get("verdict") or {}
+    entry: dict[str, Any] = {
+        "tool_call_id": record.get("tool_call_id"),
+        "tool": record.get("tool"),
+        "args": record.get("args"),
+        "risk": record.get("risk"),
+        "critic": record.get("critic"),
+        "score": record.get("score"),
+        "threshold": record.get("threshold"),
+        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
+        "justification": verdict.get("justification") or "",
+        "error": record.get("error"),
+        "task": record.get("task"),
+        "action_chain": list(record.get("action_chain") or []),
+        "options": list(record.get("options") or []),
+        "option_probs": dict(record.get("option_probs") or {}),
+        "decision": decision,
+        "decided_by": decided_by,
+        "time": time.time(),
+    }
+    if record.get("order_probs"):
+        entry["order_probs"] = record["order_probs"]
+    entry.update({k: v for k, v in extra.items() if v is not None})
+    return entry  # type: ignore[return-value]

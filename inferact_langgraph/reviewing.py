@@ -1,0 +1,593 @@
+"""The review: one round of human decisions on doubtful calls, as a pure outcome.
+
+:class:`ReviewProtocol` reads the bound records, asks the human once (``interrupt()`` with a
+pydantic ``response_schema``), applies the decisions and returns a :class:`ReviewOutcome`; it
+never writes the store (its caller does, with the outcome's feedback). It also closes calls the
+guard will not run: a refusal at the tool, and calls left pending when the user sent a new
+message instead of answering.
+
+Example:
+    >>> outcome = ReviewOutcome(route="end")
+    >>> outcome.update()
+    {'inferact_route': 'end'}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.errors import _mark_invalid_resume
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import interrupt
+from pydantic import BaseModel, ValidationError
+
+from inferact_langgraph.binding import (
+    answered_after,
+    args_digest,
+    is_approved,
+    is_bound,
+    last_ai_position,
+    messages_of,
+    pending_calls,
+    sign_record,
+)
+from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.memory import render_feedback
+from inferact_langgraph.options import GuardOptions
+from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
+from inferact_langgraph.review import Decision, ReviewRequest, resume_error, resume_schema
+
+__all__ = ["MEMORY_MESSAGE_PREFIX", "ReviewOutcome", "ReviewProtocol", "memory_message"]
+
+logger = logging.getLogger("inferact_langgraph")
+
+MEMORY_MESSAGE_PREFIX = "inferact-memory-"
+SUPERSEDED = "The user sent a new message instead of answering the review of this call."
+
+
+def _last_ai(state: Any) -> AIMessage | None:
+    messages = messages_of(state)
+    position = last_ai_position(messages)
+    return None if position is None else messages[position]  # type: ignore[return-value]
+
+
+def memory_message(entries: Sequence[Mapping[str, Any]], *, trial: int | None) -> HumanMessage:
+    """The message that carries earlier feedback into the actor's context."""
+    suffix = f"trial-{trial}" if trial is not None else "store"
+    return HumanMessage(
+        content=render_feedback(entries),
+        id=f"{MEMORY_MESSAGE_PREFIX}{suffix}-{len(entries)}",
+    )
+
+
+def _rejection_message(
+    record: Mapping[str, Any], message: str | None, reason: str | None = None
+) -> ToolMessage:
+    if reason:
+        text = f"The call to {record['tool']} was not executed: {reason}."
+    elif message:
+        text = (
+            f"The user rejected this call to {record['tool']} before it ran. "
+            f"Their feedback: {message}"
+        )
+    else:
+        text = (
+            f"The user rejected this call to {record['tool']} before it ran: the action was "
+            "judged incorrect. Reflect on what went wrong and try a different approach."
+        )
+    return ToolMessage(
+        content=text, tool_call_id=record["tool_call_id"], name=record["tool"], status="error"
+    )
+
+
+# ---------------------------------------------------------------------------- review outcome
+@dataclass
+class ReviewOutcome:
+    """What a review decided: the records, audit and feedback to keep, and what runs next.
+
+    Attributes:
+        checks: Records to merge into ``inferact_checks``.
+        audit: New audit entries.
+        feedback: New feedback entries; the caller writes them to the store.
+        messages: Messages to add (tool answers, the AI message with edits, a new trial).
+        route: ``None`` (tools / actor), ``"review"`` (an edit needs another review),
+            ``"retry"`` or ``"end"``.
+        edits: Edited calls by tool call id.
+        trial: The new trial number, after ``on_reject="retry"``.
+    """
+
+    checks: dict[str, CheckRecord] = field(default_factory=dict)
+    audit: list[AuditEntry] = field(default_factory=list)
+    feedback: list[FeedbackEntry] = field(default_factory=list)
+    messages: list[Any] = field(default_factory=list)
+    route: str | None = None
+    edits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trial: int | None = None
+
+    def update(self) -> dict[str, Any]:
+        """The graph state update (without the feedback's store write)."""
+        # The route is always written: a stale "review" must never send the run round again.
+        update: dict[str, Any] = {"inferact_route": self.route}
+        if self.checks:
+            update["inferact_checks"] = self.checks
+        if self.audit:
+            update["inferact_audit"] = self.audit
+        if self.feedback:
+            update["inferact_feedback"] = self.feedback
+        if self.messages:
+            update["messages"] = self.messages
+        if self.trial is not None:
+            update["inferact_trial"] = self.trial
+        return update
+
+
+class _Recheck:
+    """An edited critical call that must be checked again before it may run."""
+
+    def __init__(self, state: dict, index: int, call: dict) -> None:
+        self.state, self.index, self.call = state, index, call
+
+
+class ReviewProtocol:
+    """One review round on the bound, doubtful records of the last AI message.
+
+    Args:
+        options: The shared :class:`~inferact_langgraph.options.GuardOptions`.
+        specs: Critical tool names mapped to specs (shared with the critic step).
+        tools: Tools by name (shared), to validate a human's edits.
+        task_of: ``state -> str``, the user's task.
+    """
+
+    def __init__(
+        self,
+        *,
+        options: GuardOptions,
+        specs: dict[str, CriticalSpec],
+        tools: dict[str, Any],
+        task_of: Callable[[Any], str],
+    ) -> None:
+        self.key = options.key
+        self.options = options
+        self.specs = specs
+        self.tools = tools
+        self.task_of = task_of
+
+    @property
+    def allowed_decisions(self) -> list[str]:
+        """The decisions a human may make."""
+        return list(self.options.allowed_decisions)
+
+    # ------------------------------------------------------------------ the review
+    def to_review(
+        self, state: Any, only: str | None = None
+    ) -> tuple[list[CheckRecord], list[CheckRecord], list[CheckRecord]]:
+        """Split the bound, doubtful, undecided records: (ask, blocked, allowed by policy)."""
+        ask: list[CheckRecord] = []
+        block: list[CheckRecord] = []
+        allow: list[CheckRecord] = []
+        ai, pending = pending_calls(state)
+        checks = state.get("inferact_checks") or {}
+        # Driven by the checkpointed records, not by the tool specs: a process that resumes
+        # the review may never have seen the tools.
+        for index, call in pending:
+            if only is not None and call.get("id") != only:
+                continue
+            record = checks.get(call.get("id"))
+            if not is_bound(record, ai, index, call, self.key) or is_approved(record):
+                continue
+            if record.get("decision"):
+                continue
+            if record.get("error") and self.options.on_critic_error == "block":
+                block.append(record)
+            elif (
+                record.get("error")
+                and self.options.on_critic_error == "allow"
+                and record.get("risk") in ("low", "medium")  # only an explicit, not-high risk
+            ):
+                allow.append(record)
+            else:
+                ask.append(record)
+        return ask, block, allow
+
+    def review_request(self, records: Sequence[Mapping[str, Any]]) -> ReviewRequest:
+        """The interrupt value for these flagged calls (a ``HITLRequest`` plus ``inferact``)."""
+        action_requests, review_configs = [], []
+        for r in records:
+            verdict = r.get("verdict") or {}
+            if r.get("error"):
+                why = f"The critic could not check this call ({r['error']}); a human must decide."
+            else:
+                why = (
+                    f"InferAct doubts this call: p(user's task) = {r['score']:.2f} "
+                    f"< threshold {r['threshold']:.2f}."
+                )
+            description = "\n".join(x for x in (r.get("description"), why) if x)
+            info: dict[str, Any] = {
+                "tool_call_id": r["tool_call_id"],
+                "ai_message_id": r.get("ai_message_id"),
+                "index": r.get("index"),
+                "score": r.get("score"),
+                "threshold": r.get("threshold"),
+                "inferred_tasks": list(verdict.get("inferred_tasks") or []),
+                "justification": verdict.get("justification") or "",
+                "risk": r.get("risk"),
+                "critic": r.get("critic"),
+                "error": r.get("error"),
+                "task": r.get("task"),
+                "action_chain": list(r.get("action_chain") or []),
+                "options": list(r.get("options") or []),
+                "option_probs": dict(r.get("option_probs") or {}),
+            }
+            if r.get("order_probs"):
+                info["order_probs"] = r["order_probs"]
+            action_requests.append(
+                {"name": r["tool"], "args": r["args"], "description": description, "inferact": info}
+            )
+            review_configs.append(
+                {"action_name": r["tool"], "allowed_decisions": list(self.allowed_decisions)}
+            )
+        return {
+            "action_requests": action_requests,
+            "review_configs": review_configs,
+            "source": "inferact",
+        }  # type: ignore[typeddict-item]
+
+    def check_edit(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate an edit: a known tool, arguments its schema accepts (coerced where it can).
+
+        Agent Chat UI sends every edited value as a string (``"72.99"``, ``'{"a": 1}'``): a
+        string that the schema wants as a number is coerced by pydantic, one it wants as an
+        object or a list is parsed as JSON. Anything else is refused with the tool's errors.
+
+        Raises:
+            ResumeError: Unknown tool, or arguments the tool's schema refuses.
+        """
+        from inferact_langgraph.review import EXPECTED_SHAPE
+
+        if not self.tools:  # tools never seen in this process: the tool node validates
+            return args
+        tool = self.tools.get(name)
+        if tool is None:
+            raise ResumeError(
+                f"the edit names the tool {name!r}, which this agent does not have; "
+                f"its tools: {sorted(self.tools)}",
+                expected=EXPECTED_SHAPE,
+                received={"name": name, "args": args},
+            )
+        schema = getattr(tool, "tool_call_schema", None)
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            return args
+        candidate = dict(args)
+        for _ in range(2):
+            try:
+                validated = schema.model_validate(candidate)
+            except ValidationError as exc:
+                parsed = False
+                for error in exc.errors():
+                    key = error["loc"][0] if error.get("loc") else None
+                    value = candidate.get(key) if isinstance(key, str) else None
+                    if isinstance(value, str) and error.get("type", "").endswith(
+                        ("dict_type", "list_type", "model_type", "model_attributes_type")
+                    ):
+                        try:
+                            candidate[key] = json.loads(value)
+                            parsed = True
+                        except ValueError:
+                            pass
+                if not parsed:
+                    problems = "; ".join(
+                        f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+                    )
+                    raise ResumeError(
+                        f"the edited arguments do not fit {name}'s schema ({problems})",
+                        expected=EXPECTED_SHAPE,
+                        received={"name": name, "args": args},
+                    ) from None
+                continue
+            return validated.model_dump(mode="json", exclude_unset=True)
+        raise ResumeError(  # pragma: no cover - the loop returns or raises
+            f"the edited arguments do not fit {name}'s schema",
+            expected=EXPECTED_SHAPE,
+            received={"name": name, "args": args},
+        )
+
+    def _ask(self, request: ReviewRequest, *, count: int) -> list[Decision]:
+        """``interrupt()`` with the resume validated *before* LangGraph records it.
+
+        The ``response_schema`` is a pydantic discriminated union of LangChain's decisions
+        (:func:`~inferact_langgraph.review.resume_schema`). A malformed resume raises
+        :class:`ResumeError` and is not saved, so the thread stays interrupted.
+        """
+        schema = resume_schema(
+            count=count, allowed=self.allowed_decisions, check_edit=self.check_edit
+        )
+        try:
+            return interrupt(request, response_schema=schema)
+        except ValidationError as exc:
+            error = resume_error(exc)
+            # LangGraph marks its own ValidationError; ours replaces it with a clearer error,
+            # which must carry the same mark so ToolNode re-raises it instead of answering
+            # the call with it. There is no public API to set that mark.
+            _mark_invalid_resume(error)
+            raise error from None
+
+    def steps(self, state: Any, only: str | None) -> Generator[tuple, dict, ReviewOutcome]:
+        """One review round; it yields ``(state, index, call)`` when an edit needs a re-check.
+
+        A generator, so that the sync and async drivers share every line: the re-check is the
+        only step that differs. There is exactly one ``interrupt()`` per round: an edit that
+        the critic still doubts is reviewed again in a *new* step (a new interrupt id), so a
+        late answer to the first interrupt can never approve the second.
+        """
+        outcome = ReviewOutcome()
+        ask, block, allow = self.to_review(state, only)
+        if not (ask or block or allow):
+            return outcome
+        ai = _last_ai(state)
+        assert ai is not None  # there are critical calls, so there is an AI message
+        for r in block:
+            reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
+            outcome.messages.append(_rejection_message(r, None, reason=reason))
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject"}
+            outcome.audit.append(
+                audit_entry(r, decision="reject", decided_by="policy", feedback=reason)
+            )
+        for r in allow:
+            logger.warning("InferAct: running %s unchecked (on_critic_error='allow')", r["tool"])
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve"}
+            outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
+
+        if ask:
+            request = self.review_request(ask)
+            if only is not None:  # a per-call review: also LangChain's per-call request shape
+                first = request["action_requests"][0]
+                request = {
+                    "type": "tool_approval",
+                    "tool_call_id": only,
+                    "name": first["name"],
+                    "args": first["args"],
+                    "description": first["description"],
+                    **request,
+                }
+            decisions = self._ask(request, count=len(ask))
+            for record, decision in zip(ask, decisions, strict=True):
+                recheck = self._apply(state, ai, record, decision, outcome)
+                if recheck is None:
+                    continue
+                new_record = yield (recheck.state, recheck.index, recheck.call)
+                call_id = recheck.call["id"]
+                if is_approved(new_record):
+                    outcome.checks[call_id] = {**new_record, "decision": "approve"}
+                    outcome.audit.append(
+                        audit_entry(new_record, decision="approve", decided_by="critic")
+                    )
+                else:
+                    outcome.checks[call_id] = new_record
+                    outcome.route = "review"
+
+        if outcome.edits:
+            calls = [outcome.edits.get(c["id"], c) for c in ai.tool_calls]
+            outcome.messages.insert(0, ai.model_copy(update={"tool_calls": calls}))
+        self._after_rejection(state, ai, outcome)
+        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}  # type: ignore[misc]
+        return outcome
+
+    def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
+        """Apply ``on_reject`` once a call was rejected."""
+        if not any(e["decision"] == "reject" for e in outcome.audit):
+            return
+        if self.options.on_reject == "end":
+            outcome.messages.extend(self._cancel_others(state, ai, outcome))
+            outcome.route = "end"
+        elif self.options.on_reject == "retry":
+            trial = int(state.get("inferact_trial") or 0) + 1
+            if trial >= self.options.max_trials:
+                outcome.messages.extend(self._cancel_others(state, ai, outcome))
+                outcome.route = "end"
+            else:
+                all_feedback = list(state.get("inferact_feedback") or []) + outcome.feedback
+                outcome.route = "retry"
+                outcome.trial = trial
+                outcome.messages = [
+                    RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                    HumanMessage(self.task_of(state)),
+                    memory_message(all_feedback, trial=trial),
+                ]
+
+    def _apply(
+        self,
+        state: Any,
+        ai: AIMessage,
+        record: CheckRecord,
+        decision: Decision,
+        outcome: ReviewOutcome,
+    ) -> _Recheck | None:
+        """Apply one decision; an edit of a critical call asks for a re-check."""
+        call_id = record["tool_call_id"]
+        if decision.type == "approve":
+            outcome.checks[call_id] = {**record, "decision": "approve"}
+            outcome.audit.append(audit_entry(record, decision="approve", decided_by="human"))
+        elif decision.type == "reject":
+            outcome.messages.append(_rejection_message(record, decision.message))
+            outcome.checks[call_id] = {**record, "decision": "reject"}
+            outcome.audit.append(
+                audit_entry(
+                    record, decision="reject", decided_by="human", feedback=decision.message
+                )
+            )
+            outcome.feedback.append(
+                {
+                    "tool": record["tool"],
+                    "args": record["args"],
+                    "tool_call_id": call_id,
+                    "feedback": decision.message
+                    or "The user judged this action incorrect (binary feedback).",
+                    "binary": decision.message is None,
+                    "task": record.get("task") or self.task_of(state),
+                    "trial": int(state.get("inferact_trial") or 0),
+                }
+            )
+        elif decision.type == "respond":
+            outcome.messages.append(
+                ToolMessage(
+                    content=decision.message or "", tool_call_id=call_id, name=record["tool"]
+                )
+            )
+            outcome.checks[call_id] = {**record, "decision": "respond"}
+            outcome.audit.append(
+                audit_entry(
+                    record, decision="respond", decided_by="human", feedback=decision.message
+                )
+            )
+        else:  # edit: bound to the same message and position, with the new name and args
+            edited = decision.edited_action or {}
+            new_call = {
+                "name": edited["name"],
+                "args": edited["args"],
+                "id": call_id,
+                "type": "tool_call",
+            }
+            index = int(record.get("index") or 0)
+            outcome.edits[call_id] = new_call
+            outcome.audit.append(
+                audit_entry(record, decision="edit", decided_by="human", edited=edited)
+            )
+            spec = self.specs.get(new_call["name"])
+            if spec is None or not spec.applies(new_call["args"]):
+                outcome.checks[call_id] = {
+                    **record,
+                    "tool": new_call["name"],
+                    "args": dict(new_call["args"]),
+                    "args_sha256": args_digest(new_call["args"]),
+                    "decision": "approve",
+                    "edited_action": edited,
+                }
+                return None
+            # An edited critical call is checked as the tool it names: no bypass by editing.
+            edited_ai = ai.model_copy(
+                update={"tool_calls": [outcome.edits.get(c["id"], c) for c in ai.tool_calls]}
+            )
+            edited_state = dict(state)
+            edited_state["messages"] = [edited_ai if m is ai else m for m in messages_of(state)]
+            return _Recheck(edited_state, index, new_call)
+        return None
+
+    def _cancel_others(
+        self, state: Any, ai: AIMessage, outcome: ReviewOutcome
+    ) -> list[ToolMessage]:
+        """Answer every other pending call so the history stays valid when the run ends."""
+        messages = messages_of(state)
+        position = next(i for i, m in enumerate(messages) if m is ai)
+        done = answered_after(messages, position) | {
+            m.tool_call_id for m in outcome.messages if isinstance(m, ToolMessage)
+        }
+        return [
+            ToolMessage(
+                content="Not executed: the run ended because another action was rejected.",
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+            for call in ai.tool_calls
+            if call["id"] not in done
+        ]
+
+    # ------------------------------------------------------------------ refusing at the tool
+    def refusal(self, call: Mapping[str, Any], reason: str, state: Any = None) -> Any:
+        """The answer that replaces a critical call the guard refuses to run (with an audit)."""
+        from langgraph.types import Command
+
+        logger.warning("InferAct refused to run %s: %s", call.get("name"), reason)
+        message = ToolMessage(
+            content=f"The call to {call.get('name')} was not executed: {reason}.",
+            tool_call_id=call.get("id") or "",
+            name=call.get("name"),
+            status="error",
+        )
+        record = {
+            "tool_call_id": call.get("id"),
+            "tool": call.get("name"),
+            "args": dict(call.get("args") or {}),
+        }
+        entry = audit_entry(record, decision="reject", decided_by="guard", feedback=reason)
+        return Command(update={"messages": [message], "inferact_audit": [entry]})
+
+    # ------------------------------------------------------------------ a new user message
+    def supersede_pending(self, state: Any) -> dict[str, Any]:
+        """Answer calls left pending when the user sent a new message instead of a decision.
+
+        LangGraph drops a pending interrupt when the thread gets new input. The AI message's
+        unanswered calls would then have no tool answer (providers reject such a history)
+        and the review would vanish from the audit. So each such call gets a tool answer
+        saying it was not executed, placed before the new message, and each critical one an
+        audit entry (``decision="reject"``, ``decided_by="user"``). The new message is then
+        answered as usual.
+        """
+        messages = messages_of(state)
+        ai_position = last_ai_position(messages)
+        if ai_position is None:
+            return {}
+        ai = messages[ai_position]
+        later = messages[ai_position + 1 :]
+        first_human = next(
+            (
+                i
+                for i, m in enumerate(later)
+                if isinstance(m, HumanMessage)
+                and not str(m.id or "").startswith(MEMORY_MESSAGE_PREFIX)
+            ),
+            None,
+        )
+        if first_human is None:
+            return {}
+        done = answered_after(messages, ai_position)
+        open_calls = [
+            (i, c)
+            for i, c in enumerate(ai.tool_calls)
+            if c.get("id") not in done  # type: ignore[union-attr]
+        ]
+        if not open_calls:
+            return {}
+        checks = state.get("inferact_checks") or {}
+        answers, audit, decided = [], [], {}
+        for index, call in open_calls:
+            record = checks.get(call["id"])
+            reviewed = is_bound(record, ai, index, call, self.key) and not record.get("decision")  # type: ignore[arg-type, union-attr]
+            text = (
+                f"Not executed: {SUPERSEDED}"
+                if reviewed
+                else "No result: the run stopped before this call was answered, and the user "
+                "sent a new message."
+            )
+            answers.append(
+                ToolMessage(
+                    content=text, tool_call_id=call["id"], name=call["name"], status="error"
+                )
+            )
+            if reviewed:
+                decided[call["id"]] = {**record, "decision": "reject"}
+                audit.append(
+                    audit_entry(record, decision="reject", decided_by="user", feedback=SUPERSEDED)
+                )
+        # Tool answers must follow their AI message, before the new turn. add_messages cannot
+        # insert, so the list is rewritten in order (every message keeps its id).
+        head = messages[: ai_position + 1] + later[:first_human]
+        update: dict[str, Any] = {
+            "messages": [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                *head,
+                *answers,
+                *later[first_human:],
+            ],
+        }
+        if decided:
+            update["inferact_checks"] = {k: sign_record(v, self.key) for k, v in decided.items()}
+        if audit:
+            update["inferact_audit"] = audit
+        return update
