@@ -154,6 +154,8 @@ class _Demo:
             for call_id, record in (update.get("inferact_checks") or {}).items():
                 if call_id not in self.edited:
                     continue
+                if record.get("flagged") and not record.get("decision"):
+                    continue  # doubted again: the next review shows the re-check (show_recheck)
                 self.edited.discard(call_id)
                 if record.get("edited_action"):  # the edited call is not critical: no check
                     self.console.print(
