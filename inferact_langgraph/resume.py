@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -49,8 +50,10 @@ from inferact_langgraph.errors import InferActError
 
 __all__ = [
     "AlreadyResumedError",
+    "CheckpointerRequiredError",
     "aresume_review",
     "postgres_advisory_lock",
+    "require_checkpointer",
     "resume_review",
     "thread_lock",
 ]
@@ -60,6 +63,52 @@ LockFactory = Callable[[str], AbstractContextManager[Any]]
 
 class AlreadyResumedError(InferActError):
     """The review was answered already (by another worker), or there is none to answer."""
+
+
+class CheckpointerRequiredError(InferActError, RuntimeError):
+    """A critical call needs a human review, but the run has no checkpointer to resume it from.
+
+    Raised before the review is opened, so the call never runs and the run does not end on an
+    interrupt that nothing can answer.
+    """
+
+
+def require_checkpointer(config: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`CheckpointerRequiredError` unless this run can be resumed.
+
+    Checked when a review is about to open, not when the graph is compiled: the LangGraph
+    server compiles graphs without a checkpointer and supplies its own with every run. The run's
+    config carries the checkpointer under ``langgraph.constants.CONFIG_KEY_CHECKPOINTER`` (the
+    key the server itself sets).
+
+    Args:
+        config: The run's config; by default the current run's (``langgraph.config.get_config``).
+
+    Example:
+        >>> require_checkpointer({"configurable": {"__pregel_checkpointer": None}})
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.resume.CheckpointerRequiredError: InferAct needs a checkpointer ...
+    """
+    from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+
+    if config is None:
+        try:
+            from langgraph.config import get_config
+
+            config = get_config()
+        except RuntimeError:
+            return  # not inside a graph run: nothing to check
+    configurable = config.get("configurable") or {}
+    if configurable.get(CONFIG_KEY_CHECKPOINTER):
+        return
+    raise CheckpointerRequiredError(
+        "InferAct needs a checkpointer to pause for a human review: a doubtful critical call "
+        "was not run, and without a checkpointer the review could never be resumed. Pass one "
+        "(with_inferact(..., checkpointer=InMemorySaver()) or create_agent(..., "
+        "checkpointer=...)) and a thread_id in the config. Served by the LangGraph server, the "
+        "server supplies it."
+    )
 
 
 def thread_lock() -> LockFactory:
@@ -164,17 +213,113 @@ async def aresume_review(
     lock: LockFactory | None = None,
     **invoke_kwargs: Any,
 ) -> Any:
-    """Async :func:`resume_review`; the lock is taken on a worker thread."""
+    """Async :func:`resume_review`; never blocks the event loop or its default executor.
+
+    Resumes of one thread in this process first queue on an ``asyncio.Lock``; the one at the
+    front then takes ``lock`` on a thread of its own (entered and left on that same thread), so
+    any number of concurrent resumes occupy no thread of the loop's default executor, which the
+    winner's graph run may need.
+    """
     thread_id = str(config["configurable"]["thread_id"])
     lock = lock or _DEFAULT_LOCK
     invoke_kwargs.setdefault("durability", "sync")
-    manager = lock(thread_id)
-    await asyncio.to_thread(manager.__enter__)
-    try:
-        target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
-        return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
-    finally:
-        await asyncio.to_thread(manager.__exit__, None, None, None)
+    async with _local_queue(lock, thread_id):
+        async with _held(lock(thread_id)):
+            target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
+            return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
+
+
+# One asyncio.Lock per (event loop, lock factory, thread id): resumes in one process queue here.
+_QUEUES: weakref.WeakKeyDictionary[Any, dict[tuple[int, str], asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class _local_queue:  # noqa: N801 - used like a function: ``async with _local_queue(...)``
+    """Queue the resumes of one thread in this process on an ``asyncio.Lock``."""
+
+    def __init__(self, lock: LockFactory, thread_id: str) -> None:
+        loop = asyncio.get_running_loop()
+        locks = _QUEUES.setdefault(loop, {})
+        self._key = (id(lock), thread_id)
+        self._locks = locks
+        self._lock = locks.setdefault(self._key, asyncio.Lock())
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self._lock.release()
+        if not self._lock.locked() and not getattr(self._lock, "_waiters", None):
+            self._locks.pop(self._key, None)  # no one queued: forget it
+
+
+class _held:  # noqa: N801 - used like a function: ``async with _held(manager)``
+    """Hold a blocking context manager from a dedicated thread while the body runs.
+
+    The thread enters the manager, reports back, waits until the body is done and leaves the
+    manager from the same thread (a lock owned by a thread is released by that thread). If the
+    waiting coroutine is cancelled, the thread still leaves the manager as soon as it got in.
+    """
+
+    def __init__(self, manager: AbstractContextManager[Any]) -> None:
+        self._manager = manager
+        self._done = threading.Event()
+
+    def _run(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        entered: asyncio.Future[None],
+        left: asyncio.Future[None],
+    ) -> None:
+        def settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+        def tell(future: asyncio.Future[None], error: BaseException | None = None) -> None:
+            try:
+                loop.call_soon_threadsafe(settle, future, error)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                self._done.set()
+
+        try:
+            self._manager.__enter__()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
+            tell(entered, exc)
+            return
+        try:
+            tell(entered)
+            self._done.wait()
+        finally:
+            try:
+                self._manager.__exit__(None, None, None)
+            finally:
+                tell(left)
+
+    async def __aenter__(self) -> None:
+        loop = asyncio.get_running_loop()
+        entered: asyncio.Future[None] = loop.create_future()
+        self._left: asyncio.Future[None] = loop.create_future()
+        thread = threading.Thread(
+            target=self._run,
+            args=(loop, entered, self._left),
+            name="inferact-resume-lock",
+            daemon=True,
+        )
+        thread.start()
+        try:
+            await entered
+        except BaseException:
+            self._done.set()  # cancelled or failed: the thread leaves the lock once it has it
+            raise
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self._done.set()
+        await self._left  # released before the next resume may look at the thread
 
 
 _DEFAULT_LOCK = thread_lock()

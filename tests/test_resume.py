@@ -96,3 +96,74 @@ async def test_async_racing_resumes_run_the_tool_once():
     )
     assert paid == [5]
     assert sum(isinstance(r, AlreadyResumedError) for r in results) == 1
+
+
+CONCURRENT_RESUMES = r"""
+import asyncio, os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "tests"))
+from test_resume import make_graph
+from inferact_langgraph.resume import AlreadyResumedError, aresume_review, thread_lock
+
+async def main():
+    paid = []
+    graph = make_graph(paid, slow=0.05)
+    cfg = {"configurable": {"thread_id": "many"}}
+    await graph.ainvoke({"messages": [("user", "pay 5")]}, cfg)
+    lock = thread_lock()
+    results = await asyncio.gather(
+        *(aresume_review(graph, cfg, True, lock=lock) for _ in range(int(sys.argv[1]))),
+        return_exceptions=True,
+    )
+    already = sum(isinstance(r, AlreadyResumedError) for r in results)
+    others = [repr(r) for r in results if isinstance(r, BaseException)
+              and not isinstance(r, AlreadyResumedError)]
+    print("RESULT", paid, already, others, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_more_concurrent_resumes_than_executor_threads_do_not_deadlock(tmp_path):
+    """Issue 10 item 10: every waiting resume used to hold a default-executor thread while
+    the winner needed one to release the lock. Run in a child process: a deadlock there is a
+    timeout here, not a hung test session."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    workers = min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default
+    n = workers * 3
+    script = tmp_path / "many_resumes.py"
+    script.write_text(CONCURRENT_RESUMES)
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script), str(n)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(root)},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{n} concurrent aresume_review calls deadlocked (no answer in 60 s)")
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT")), None)
+    assert line is not None, proc.stderr[-3000:]
+    assert line == f"RESULT [5] {n - 1} []", line
+
+
+async def test_a_cancelled_resume_leaves_the_lock_free():
+    paid: list = []
+    graph = make_graph(paid)
+    cfg = {"configurable": {"thread_id": "cancel"}}
+    await graph.ainvoke({"messages": [("user", "pay 5")]}, cfg)
+    lock = thread_lock()
+    with lock("cancel"):  # someone else holds the thread's lock
+        waiting = asyncio.ensure_future(aresume_review(graph, cfg, True, lock=lock))
+        await asyncio.sleep(0.1)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    await asyncio.wait_for(aresume_review(graph, cfg, True, lock=lock), timeout=10)
+    assert paid == [5]
