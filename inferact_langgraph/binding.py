@@ -28,7 +28,7 @@ import hmac
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
@@ -83,10 +83,10 @@ def messages_of(state: Any) -> list[AnyMessage]:
 
 def calls_needing_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> list[int]:
     """Positions of calls whose id is missing, repeated in ``ai`` or used earlier in the thread."""
-    used = set()
+    used: set[str] = set()
     for message in earlier:
         if isinstance(message, AIMessage):
-            used.update(c.get("id") for c in message.tool_calls)
+            used.update(call_id for c in message.tool_calls if (call_id := c.get("id")))
         elif isinstance(message, ToolMessage):
             used.add(message.tool_call_id)
     bad, seen = [], set()
@@ -151,7 +151,7 @@ def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[st
     return ai, [(i, dict(c)) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
 
 
-def _is_unit(value: Any) -> bool:
+def _is_unit(value: Any) -> TypeGuard[float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -274,7 +274,8 @@ def authorize(
     if checks is None:
         checks = state.get("inferact_checks") if isinstance(state, Mapping) else None
         checks = checks if checks is not None else getattr(state, "inferact_checks", None)
-    record = (checks or {}).get(call.get("id"))
+    call_id = call.get("id")
+    record = (checks or {}).get(call_id) if isinstance(call_id, str) else None
     if not is_bound(record, ai, index, call, key):
         return None, "no verdict from the critic and no human decision is bound to this call"
     if not is_approved(record):

@@ -141,7 +141,9 @@ class Calibration:
         if math.isnan(s):
             raise CalibrationError("cannot calibrate NaN")
         if self.method == "isotonic":
-            xs, ys = self.params["x"], self.params["y"]
+            # Checked at construction: increasing knots, as many x as y.
+            xs: Sequence[float] = self.params["x"]
+            ys: Sequence[float] = self.params["y"]
             if s <= xs[0]:
                 value = ys[0]
             elif s >= xs[-1]:

@@ -14,6 +14,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import SecretStr
+
 from inferact_langgraph._redact import redact, url_secrets
 from inferact_langgraph.critics.base import Critic
 
@@ -59,7 +61,7 @@ def build_model(
 
             name = model.split(":", 1)[1] if model.startswith("openai:") else model
             key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-            return ChatOpenAI(model=name, base_url=base_url, api_key=key, **kwargs)
+            return ChatOpenAI(model=name, base_url=base_url, api_key=SecretStr(key), **kwargs)
         from langchain.chat_models import init_chat_model
 
         if api_key:
@@ -88,7 +90,7 @@ def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[st
     if repeated:
         raise ModelSetupError(f"critic given more than once: {', '.join(repeated)}")
     try:
-        from inferact_langgraph.critics import make_critic  # type: ignore[attr-defined]
+        from inferact_langgraph.critics import make_critic
     except ImportError as exc:
         raise ModelSetupError(
             "the critics factory (inferact_langgraph.critics.make_critic) is not available in "

@@ -383,7 +383,7 @@ def parse_inferred_tasks(
 
     tasks: list[str] = []
     for kind in ("letter", "number"):
-        markers = _sequential_markers(body, kind)  # type: ignore[arg-type]
+        markers = _sequential_markers(body, kind)
         if len(markers) >= 1 and (len(markers) >= 2 or header or kind == "letter"):
             for i, marker in enumerate(markers):
                 end = markers[i + 1].start() if i + 1 < len(markers) else len(body)

@@ -285,7 +285,9 @@ def resume_error(exc: ValidationError, received: Any = None) -> ResumeError:
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, ResumeError):
             return cause
-    first = errors[0] if errors else {}
+    if not errors:
+        return ResumeError("resume: invalid", expected=EXPECTED_SHAPE, received=received)
+    first = errors[0]
     where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("_Resume",))
     kind = first.get("type", "")
     if kind == "missing" and where.endswith("respond.message"):
@@ -317,7 +319,7 @@ def parse_resume(
     Raises:
         ResumeError: The value is not a valid answer; the message shows the expected shape.
     """
-    adapter: TypeAdapter[Any] = TypeAdapter(
+    adapter: TypeAdapter[list[Decision]] = TypeAdapter(
         resume_schema(count=count, allowed=allowed, check_edit=check_edit)
     )
     try:

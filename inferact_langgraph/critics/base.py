@@ -24,8 +24,8 @@ import contextvars
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Coroutine, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -135,7 +135,7 @@ class Verdict(BaseModel):
         return self.score < self.threshold
 
 
-def resolve_model(model: BaseChatModel | Runnable | str | None, **kwargs: Any) -> Any:
+def resolve_model(model: BaseChatModel | Runnable[Any, Any] | str | None, **kwargs: Any) -> Any:
     """Accept a chat model instance or an ``init_chat_model`` string (``"openai:gpt-4o"``).
 
     Raises:
@@ -211,7 +211,7 @@ class Critic(ABC):
     def __init__(
         self,
         *,
-        model: BaseChatModel | Runnable | str | None,
+        model: BaseChatModel | Runnable[Any, Any] | str | None,
         threshold: float = 0.5,
         preset: str = "generic",
         risk_aware: bool = False,
@@ -428,10 +428,13 @@ def is_timeout(exc: BaseException) -> bool:
     return any("timeout" in cls.__name__.lower() for cls in type(exc).__mro__)
 
 
-def _run_sync(coro: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
     """Run a critic's coroutine from sync code (even inside a running loop), in sync mode."""
 
-    async def in_sync_mode() -> Any:
+    async def in_sync_mode() -> _T:
         _SYNC_MODE.set(True)  # this task's context only; tasks it starts inherit it
         return await coro
 

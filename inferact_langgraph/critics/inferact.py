@@ -159,6 +159,8 @@ class InferActState(TypedDict):
     """The trajectory to judge (t* and the thought-free chain S)."""
     risk: NotRequired[RiskLevel | None]
     """The check's risk level; ``high`` adds the risk-aware sentence."""
+    chain: NotRequired[str]
+    """The rendered chain S, when the caller rendered it already (else each unit renders it)."""
     inferred_tasks: NotRequired[list[str]]
     """Task Inference Unit output."""
     inference_reason: NotRequired[str]
@@ -275,7 +277,9 @@ class InferActCritic(Critic):
     def _build_verification_graph(self) -> Any:
         builder = StateGraph(InferActState)
         builder.add_node("build_mcq", self._build_mcq)
-        builder.add_node("verify", self._verify)
+        # A Send target: its input is the Send payload (_VerifyInput), not the graph state, which
+        # langgraph's annotations of add_node cannot express.
+        builder.add_node("verify", self._verify)  # type: ignore[arg-type]
         builder.add_node("aggregate", self._aggregate)
         builder.add_edge(START, "build_mcq")
         builder.add_conditional_edges("build_mcq", self._fan_out, ["verify"])
@@ -424,7 +428,7 @@ class InferActCritic(Critic):
         """One structured-output call, with the same time-out and error typing as ``acall``."""
         if self.model is None:
             raise CriticError(f"{self.name}: no model configured", stage=stage)
-        runnable: Runnable = self.with_retries(
+        runnable: Runnable[Any, Any] = self.with_retries(
             self.model.with_structured_output(schema, include_raw=True)
         )
         out = await self.ainvoke_typed(runnable, [HumanMessage(prompt)], stage=stage)

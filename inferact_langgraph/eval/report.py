@@ -106,10 +106,10 @@ def _local_aggregate(scores: Sequence[float], how: str) -> float:
 def _aggregator() -> Callable[[Sequence[float], str], float]:
     """The critics' own ``aggregate_steps`` when it exists, so both always agree."""
     try:
-        from inferact_langgraph.critics.multistep import aggregate_steps  # type: ignore
+        from inferact_langgraph.critics.multistep import aggregate_steps
     except ImportError:
         return _local_aggregate
-    return aggregate_steps  # type: ignore[no-any-return]
+    return aggregate_steps
 
 
 @dataclass
@@ -1134,7 +1134,7 @@ def pr_curves(report: EvalReport) -> list[tuple[list[str], list[int], list[float
     """
     labels = [row["label"] for row in report.rows]
     curves: list[tuple[list[str], list[int], list[float], str]] = []
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[tuple[int, float], ...], int] = {}
 
     def add(label: str, pairs: list[tuple[int, float]], style: str) -> None:
         y = [p[0] for p in pairs]

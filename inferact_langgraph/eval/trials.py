@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
@@ -238,7 +238,7 @@ class TrialsReport:
 # ---------------------------------------------------------------------------- gold judgement
 def _task_text(name: str, env: Any, task: int) -> str:
     t = env.task(task)
-    return t["question"] if name == "hotpotqa" else t["instruction"]
+    return str(t["question"] if name == "hotpotqa" else t["instruction"])
 
 
 def _gold_text(name: str, env: Any, task: int) -> str:
@@ -260,15 +260,17 @@ def action_is_correct(name: str, env: Any, task: int, tool: str, args: dict[str,
     """The gold label of a critical action: would it be right for the task?"""
     t = env.task(task)
     if name == "webshop":
-        return env.is_success(args, task) if tool == "buy_now" else True
+        return bool(env.is_success(args, task)) if tool == "buy_now" else True
     if name == "hotpotqa":
-        return env.is_success(args.get("answer"), task) if tool == "finish" else True
+        return bool(env.is_success(args.get("answer"), task)) if tool == "finish" else True
     if tool in ("heat", "cool", "clean"):
-        return tool == t["operation"] and object_type(str(args.get("obj", ""))) == t["object"]
+        return bool(
+            tool == t["operation"] and object_type(str(args.get("obj", ""))) == t["object"]
+        )
     return True
 
 
-def _trial_success(name: str, env: Any, values: dict, task: int, thread: str) -> bool:
+def _trial_success(name: str, env: Any, values: dict[str, Any], task: int, thread: str) -> bool:
     messages = values.get("messages") or []
     if name == "webshop":
         bought = env.purchases(thread)
@@ -281,12 +283,12 @@ def _trial_success(name: str, env: Any, values: dict, task: int, thread: str) ->
             if isinstance(message, AIMessage):
                 for call in message.tool_calls:
                     if call["name"] == "finish" and call["id"] in answered:
-                        return env.is_success(call["args"].get("answer"), task)
+                        return bool(env.is_success(call["args"].get("answer"), task))
         return False
-    return env.is_success(env.state(messages), task)
+    return bool(env.is_success(env.state(messages), task))
 
 
-def _terminal_action(name: str, env: Any, values: dict) -> dict[str, Any] | None:
+def _terminal_action(name: str, env: Any, values: dict[str, Any]) -> dict[str, Any] | None:
     """The last executed critical call of the trial, if any."""
     messages = values.get("messages") or []
     answered = {
@@ -300,7 +302,7 @@ def _terminal_action(name: str, env: Any, values: dict) -> dict[str, Any] | None
     return None
 
 
-def _chain(values: dict, task: str, pending: str | None = None) -> str:
+def _chain(values: dict[str, Any], task: str, pending: str | None = None) -> str:
     messages = values.get("messages") or []
     try:
         trajectory = Trajectory.from_messages(messages, task=task, pending_tool_call_id=pending)
@@ -315,7 +317,7 @@ def oracle_baseline_model(name: str, env: Any, task: int, spec: str) -> Scripted
     multistep): it reads the actions off the prompt and answers from the gold data of
     ``task``, in the critic's own output format. Offline only; not live judgement."""
 
-    def respond(messages: list) -> str:
+    def respond(messages: list[BaseMessage]) -> str:
         actions = _actions(prompt_text(messages))
         ok = _judge(name, env, task, actions)[0] if actions else False
         why = _judge(name, env, task, actions)[1] if actions else "no action"
@@ -336,7 +338,7 @@ def oracle_baseline_model(name: str, env: Any, task: int, spec: str) -> Scripted
 def _scripted_reflection(name: str, env: Any, task: int) -> ScriptedChatModel:
     """A scripted self-reflection (offline stand-in for the actor reflecting)."""
 
-    def respond(messages: list) -> str:
+    def respond(messages: list[BaseMessage]) -> str:
         actions = _actions(prompt_text(messages))
         last = actions[-1] if actions else ("the critical action", {})
         args = ", ".join(f"{k}={v!r}" for k, v in last[1].items())

@@ -38,7 +38,7 @@ __all__ = [
 #: Words that mark human or critic feedback in the history (whole words, any case).
 FEEDBACK_PATTERN = re.compile(r"\b(rejected|reject|blocked|feedback)\b", re.IGNORECASE)
 
-Ledger = Callable[[dict[str, Any]], None] | list
+Ledger = Callable[[dict[str, Any]], None] | list[dict[str, Any]]
 """Where side effects are recorded: a list (appended to) or a callable (called with a record)."""
 
 

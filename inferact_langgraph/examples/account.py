@@ -160,7 +160,7 @@ class AccountEnv:
         """The user's message that starts task ``index``: the request alone."""
         return self.task_texts()[index]
 
-    def critical_steps(self, index: int, *, off_track: bool = False) -> list[tuple[str, dict]]:
+    def critical_steps(self, index: int, *, off_track: bool = False) -> list[tuple[str, dict[str, Any]]]:
         """The critical calls of a task's right plan (or of its off-track plan), in order."""
         task = self.tasks[index]
         plan = task["off_track"]["plan"] if off_track else task["plan"]
@@ -225,7 +225,9 @@ class AccountEnv:
                     history.append((name, args))
         return records
 
-    def _observe(self, history: list[tuple[str, dict[str, Any]]], name: str, args: dict) -> str:
+    def _observe(
+        self, history: list[tuple[str, dict[str, Any]]], name: str, args: dict[str, Any]
+    ) -> str:
         """What a tool answers after ``history`` (a fresh replay: no ledger, no session)."""
         replay = AccountEnv(data_path=self._data_path)
         replay._sessions["default"] = list(history)
@@ -240,7 +242,7 @@ class AccountEnv:
 
     def state(self, history: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         """The account after a sequence of executed ``(tool_name, args)`` calls."""
-        state = json.loads(json.dumps(self.profile))
+        state: dict[str, Any] = json.loads(json.dumps(self.profile))
         state["payments"] = []
         for name, args in history:
             if name == "update_address":

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain_core.messages import BaseMessage
 
 from inferact_langgraph import CriticalSpec, with_inferact
 from inferact_langgraph.critics import InferActCritic
@@ -125,8 +126,12 @@ _MARKERS = (
 _OPTIONS_ARG = re.compile(r"options=(\{.*?\})(?=, \w+=|$)")
 
 
-def _actions(chain: str) -> list[tuple[str, dict[str, Any]]]:
-    actions: list[tuple[str, dict[str, Any]]] = []
+Action = tuple[str, dict[str, Any]]
+"""A tool call read off a prompt: ``(tool name, arguments)``."""
+
+
+def _actions(chain: str) -> list[Action]:
+    actions: list[Action] = []
     for m in _ACTION.finditer(chain):
         args: dict[str, Any] = dict(_ARG.findall(m.group(2)))
         options = _OPTIONS_ARG.search(m.group(2))
@@ -160,7 +165,7 @@ def _norm(text: str) -> str:
 
 
 def _users_option(
-    name: str, env: Any, options: list[tuple[str, str]], actions: list
+    name: str, env: Any, options: list[tuple[str, str]], actions: list[Action]
 ) -> tuple[str, int | None] | None:
     """``(label, task index)`` of the option holding the user's request, or None.
 
@@ -186,7 +191,7 @@ def _users_option(
     return None
 
 
-def _judge(name: str, env: Any, task_index: int, actions: list) -> tuple[bool, str, list[str]]:
+def _judge(name: str, env: Any, task_index: int, actions: list[Action]) -> tuple[bool, str, list[str]]:
     """(is the trajectory right for the task?, why, three tasks the actions suggest)."""
     task = env.task(task_index)
     if name == "webshop":
@@ -264,7 +269,7 @@ def oracle_critic_model(name: str, env: Any | None = None) -> ScriptedChatModel:
     name = _check_name(name)
     env = env if env is not None else make_env(name)
 
-    def respond(messages: list) -> str:
+    def respond(messages: list[BaseMessage]) -> str:
         prompt = prompt_text(messages)
         marker = next((m for m in _MARKERS if m in prompt), None)
         if marker is None:  # Task Inference Unit

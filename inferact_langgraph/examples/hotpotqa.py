@@ -218,7 +218,7 @@ class HotPotQAEnv:
         return f"(Result {occurrence} / {len(hits)}) {hits[occurrence - 1]}"
 
     @staticmethod
-    def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list]:
+    def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list[tuple[str, dict[str, Any]]]]:
         """The entity of the last ``search`` that found a page, and the calls after it."""
         entity: str | None = None
         since: list[tuple[str, dict[str, Any]]] = []

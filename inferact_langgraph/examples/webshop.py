@@ -189,11 +189,11 @@ class WebShopEnv:
         if not purchase or purchase.get("asin") not in self.products:
             return 0.0
         product = self.products[purchase["asin"]]
-        options = purchase.get("options") or {}
+        options: dict[str, Any] = purchase.get("options") or {}
         attributes = {a.lower() for a in product["attributes"]}
         matched_attributes = sum(a.lower() in attributes for a in task["attributes"])
-        gold_options = task["gold"]["options"]
-        matched_options = sum(options.get(k) == v for k, v in gold_options.items())
+        gold_options: dict[str, Any] = task["gold"]["options"]
+        matched_options = sum(1 for k, v in gold_options.items() if options.get(k) == v)
         price_ok = float(product["price"]) <= float(task["budget"])
         r_type = 1.0 if product["category"] == task["category"] else 0.5
         total = len(task["attributes"]) + len(gold_options) + 1
@@ -413,7 +413,7 @@ class WebShopEnv:
 # -- scripted actor ------------------------------------------------------------------------------
 
 
-def _plan(env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], corrected: bool) -> list:
+def _plan(env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], corrected: bool) -> list[tuple[str, str, dict[str, Any]]]:
     product = env.products[choice["asin"]]
     steps: list[tuple[str, str, dict[str, Any]]] = []
     first = (

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SOURCE = (
@@ -89,7 +90,7 @@ CORRECTED = {
 ACTION = re.compile(r"^(Search|Lookup|Finish)\[(.*)\]$", re.DOTALL)
 
 
-def step(thought: str, action: str) -> dict:
+def step(thought: str, action: str) -> dict[str, Any]:
     match = ACTION.match(action)
     assert match is not None, action
     kind, arg = match.groups()
