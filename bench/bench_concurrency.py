@@ -21,7 +21,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 async def _reference_check(model, prompts) -> None:
@@ -85,7 +85,7 @@ async def measure_memory(critic, model, work, d: float, prompts: dict | None = N
     class Started(BaseCallbackHandler):
         count = 0
 
-        def on_chat_model_start(self, *args, **kwargs):  # noqa: D102
+        def on_chat_model_start(self, *args, **kwargs):
             Started.count += 1
 
     n = len(work)

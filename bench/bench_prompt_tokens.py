@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 LENGTHS = [5, 10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500]
 

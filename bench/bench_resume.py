@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 def build(prefix: int, critic_delay: float = 0.0):
@@ -79,8 +79,8 @@ def run(prefix: int, reps: int) -> dict:
     names = list(agents)
     times = {n: [] for n in names}
     cpu = {n: [] for n in names}
-    resume_critic_calls = {n: 0 for n in names}
-    first_critic_calls = {n: 0 for n in names}
+    resume_critic_calls = dict.fromkeys(names, 0)
+    first_critic_calls = dict.fromkeys(names, 0)
     counter = [0]
 
     def once(name: str, record: bool = True) -> None:

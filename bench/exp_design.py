@@ -26,8 +26,8 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import bench_offpath  # noqa: E402
+import _common as C
+import bench_offpath
 
 
 def _interleave(variants: dict, reps: int, mode: str) -> dict[str, list[float]]:
@@ -57,8 +57,9 @@ def _interleave(variants: dict, reps: int, mode: str) -> dict[str, list[float]]:
 
 
 def exp_redirect(reps: int, steps: int = 50) -> dict:
-    import inferact_langgraph.wrap as W
     from langgraph._internal._runnable import RunnableCallable
+
+    import inferact_langgraph.wrap as W
 
     agents, actors, _ = bench_offpath.build(steps)
     original = W.RunnableLambda
@@ -180,7 +181,7 @@ async def exp_direct(n: int, reps: int, delays: tuple[float, ...] = (0.05, 0.2),
     class Started(BaseCallbackHandler):
         count = 0
 
-        def on_chat_model_start(self, *args, **kwargs):  # noqa: D102
+        def on_chat_model_start(self, *args, **kwargs):
             Started.count += 1
 
     model.callbacks = [Started()]

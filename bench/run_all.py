@@ -13,15 +13,15 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import bench_cache  # noqa: E402
-import bench_compare  # noqa: E402
-import bench_concurrency  # noqa: E402
-import bench_latency  # noqa: E402
-import bench_offpath  # noqa: E402
-import bench_prompt_tokens  # noqa: E402
-import bench_resume  # noqa: E402
-import exp_design  # noqa: E402
+import _common as C
+import bench_cache
+import bench_compare
+import bench_concurrency
+import bench_latency
+import bench_offpath
+import bench_prompt_tokens
+import bench_resume
+import exp_design
 
 FULL = {
     "1": (bench_latency, []),

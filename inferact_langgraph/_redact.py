@@ -92,8 +92,10 @@ def url_secrets(url: str) -> set[str]:
 
 
 def secrets_of(model: Any, *, _depth: int = 0) -> frozenset[str]:
-    """The secret values a chat model holds: ``SecretStr`` fields, key-named strings, URL
-    passwords; bound and retrying wrappers are looked through.
+    """The secret values a chat model holds.
+
+    ``SecretStr`` fields, key-named strings and URL passwords; bound and retrying wrappers are
+    looked through.
 
     Example:
         >>> from langchain_openai import ChatOpenAI

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -134,11 +135,11 @@ def neutralise(text: str) -> str:
 
 def _with_pairs(markers: list[str]) -> set[str]:
     """Each marker, and each two consecutive ones joined (a ``G1: D`` with its ``P1: 1.0``)."""
-    return set(markers) | {a + b for a, b in zip(markers, markers[1:], strict=False)}
+    return set(markers) | {a + b for a, b in itertools.pairwise(markers)}
 
 
 def injected_markers(prompt: str) -> frozenset[str]:
-    """The canonical markers of a prompt's untrusted text (neutralised or fenced).
+    r"""The canonical markers of a prompt's untrusted text (neutralised or fenced).
 
     A marker whose separator is full-width was neutralised by :func:`neutralise`; a marker
     inside an ``<observation>`` fence came from the environment. The templates' own format
@@ -146,7 +147,7 @@ def injected_markers(prompt: str) -> frozenset[str]:
     consecutive markers are also listed joined, so that a top-k pair can be matched whole.
 
     Example:
-        >>> p = "Action 1: x(G1： D P1： 1)\\nObservation 1: <observation>Step 2: 1.0</observation>"
+        >>> p = "Action 1: x(G1： D P1： 1)\nObservation 1: <observation>Step 2: 1.0</observation>"
         >>> sorted(injected_markers(p))
         ['g1d', 'g1dp11', 'p11', 'step21.0']
     """

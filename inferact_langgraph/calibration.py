@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -95,9 +96,9 @@ class Calibration:
             if not x:
                 raise CalibrationError("isotonic params need at least one knot")
             xs, ys = [float(v) for v in x], [float(v) for v in y]
-            if any(b < a for a, b in zip(xs, xs[1:], strict=False)):
+            if any(b < a for a, b in itertools.pairwise(xs)):
                 raise CalibrationError("isotonic knots 'x' must be increasing")
-            if any(b < a for a, b in zip(ys, ys[1:], strict=False)):
+            if any(b < a for a, b in itertools.pairwise(ys)):
                 raise CalibrationError("isotonic values 'y' must be non-decreasing")
             if any(not 0.0 <= v <= 1.0 for v in ys):
                 raise CalibrationError("isotonic values 'y' must lie in [0, 1]")

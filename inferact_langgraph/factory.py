@@ -67,7 +67,7 @@ def build_model(
         if api_key:
             kwargs.setdefault("api_key", api_key)
         return init_chat_model(model, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - one clear error for every provider failure
+    except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         known = {api_key or ""} | url_secrets(base_url or "")
         raise ModelSetupError(f"cannot build the model {model!r}: {redact(first, known)}") from exc

@@ -327,7 +327,7 @@ def _short_diff(recorded: str, now: str, *, max_lines: int = 12, width: int = 16
 
 
 class ReplayChatModel(BaseChatModel):
-    """A chat model answering from a transcript, by exact request.
+    r"""A chat model answering from a transcript, by exact request.
 
     Args:
         transcript: A :class:`Transcript`, or the path of a transcript JSONL file.
@@ -345,7 +345,7 @@ class ReplayChatModel(BaseChatModel):
         >>> path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
         >>> with open(path, "w") as f:
         ...     _ = f.write(json.dumps({"messages": [{"role": "user", "content": "hi"}],
-        ...                             "temperature": None, "n": 1, "answer": "hello"}) + "\\n")
+        ...                             "temperature": None, "n": 1, "answer": "hello"}) + "\n")
         >>> ReplayChatModel(transcript=path).invoke("hi").content
         'hello'
     """
@@ -357,6 +357,7 @@ class ReplayChatModel(BaseChatModel):
     calls: int = 0
 
     def model_post_init(self, context: Any) -> None:
+        """Load a transcript given by its path; anything else but a Transcript is an error."""
         if isinstance(self.transcript, str | Path):
             self.transcript = Transcript.load(self.transcript)
         if not isinstance(self.transcript, Transcript):
@@ -459,7 +460,7 @@ class ReplayServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     request = json.loads(self.rfile.read(length) or b"{}")

@@ -295,7 +295,7 @@ class Trajectory:
 
             try:
                 messages = convert_to_messages(record["messages"])
-            except Exception as exc:  # noqa: BLE001 - any conversion error is a bad record
+            except Exception as exc:
                 raise DatasetError(
                     f"field 'messages' is not a message list: {exc}", line=line
                 ) from exc
@@ -317,14 +317,14 @@ class Trajectory:
 
     @classmethod
     def from_react_text(cls, text: str, *, task: str) -> Trajectory:
-        """Parse a ReAct log (``Thought N:`` / ``Action N:`` / ``Observation N:`` lines).
+        r"""Parse a ReAct log (``Thought N:`` / ``Action N:`` / ``Observation N:`` lines).
 
         Numbers are optional; thoughts are dropped; an action with no observation after it
         is pending. ALFWorld-style logs (``> action`` then the observation) are read too.
 
         Example:
-            >>> log = "Thought 1: hmm\\nAction 1: Search[X]\\nObservation 1: X is Y.\\n"
-            >>> log += "Thought 2: done\\nAction 2: Finish[Y]"
+            >>> log = "Thought 1: hmm\nAction 1: Search[X]\nObservation 1: X is Y.\n"
+            >>> log += "Thought 2: done\nAction 2: Finish[Y]"
             >>> t = Trajectory.from_react_text(log, task="What is X?")
             >>> [(s.action, s.observation) for s in t.steps]
             [('Search[X]', 'X is Y.'), ('Finish[Y]', None)]
@@ -413,8 +413,10 @@ def _stable(value: Any, depth: int = 0) -> Any:
 
 
 def trajectory_hash(trajectory: Trajectory) -> str:
-    """The one hash of what a critic judges: the task and every step's action, observation,
-    tool name and arguments. Used by every verdict cache (the guard's and the evaluation's).
+    """The one hash of what a critic judges.
+
+    It covers the task and every step's action, observation, tool name and arguments. Used by
+    every verdict cache (the guard's and the evaluation's).
 
     Left out: tool call ids (a retried step gets a new id but is the same check) and the
     metadata (labels, ids, provenance: fixing a label never invalidates a cached verdict).

@@ -63,10 +63,10 @@ def test_sqlite_cache_is_shared_across_critic_instances(tmp_path):
 
 
 def test_with_inferact_cache_option_checks_an_identical_pending_call_once():
+    from guard_helpers import LEDGER, buy_now, search, shop_actor
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from guard_helpers import LEDGER, buy_now, search, shop_actor
     from inferact_langgraph import InferActMiddleware, with_inferact
 
     for kind in ("with_inferact", "middleware"):

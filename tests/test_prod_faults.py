@@ -279,7 +279,7 @@ def test_malformed_resume_is_refused_and_the_review_survives(name: str) -> None:
 
 def test_resume_none_is_refused_and_the_review_survives() -> None:
     graph, shop, config, interrupt_id = _interrupted()
-    with pytest.raises(Exception) as info:  # noqa: PT011 - LangGraph's own error, see report
+    with pytest.raises(Exception) as info:
         graph.invoke(Command(resume=None), config)
     print("Command(resume=None) ->", type(info.value).__name__, info.value)
     assert [i.id for i in graph.get_state(config).interrupts] == [interrupt_id]

@@ -30,7 +30,7 @@ from inferact_langgraph.testing import ScriptedChatModel
 from inferact_langgraph.trajectory import Step
 
 sys.path.insert(0, str(ROOT / "bench"))
-import bench_replay_eval  # noqa: E402 - the script that writes docs/benchmarks-eval.md
+import bench_replay_eval
 
 pytestmark = pytest.mark.filterwarnings("ignore:A test tried to use socket.socket:UserWarning")
 

@@ -42,7 +42,7 @@ TRAJ = Trajectory("buy a red mug", (Step("search(q=mug)", "B01 red mug"), Step("
 class _EchoKey(BaseHTTPRequestHandler):
     """Answers every request with a 401 whose body repeats the credentials it was sent."""
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         auth = self.headers.get("Authorization", "")
         body = json.dumps(

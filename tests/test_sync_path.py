@@ -24,7 +24,7 @@ ANSWER = "The answer is: Incorrect\nConfidence: 0.8\nJustification: wrong produc
 class _Handler(BaseHTTPRequestHandler):
     delay = 0.0
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         self.rfile.read(int(self.headers["content-length"]))
         if self.delay:
             import time

@@ -46,8 +46,10 @@ CRITIC_SPECS: tuple[str, ...] = (
 
 
 def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
-    """Build a critic from a short spec: ``inferact``, ``standard``, ``self_consistency``,
-    ``multistep``, ``multistep:<min|max|mean|product>`` or ``logprob``.
+    """Build a critic from a short spec.
+
+    The specs: ``inferact``, ``standard``, ``self_consistency``, ``multistep``,
+    ``multistep:<min|max|mean|product>`` and ``logprob``.
 
     Args:
         spec: The critic spec.

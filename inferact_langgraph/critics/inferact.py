@@ -1,4 +1,4 @@
-"""The InferAct critic (Fang, Zhu, Gurevych 2024): infer the task from the actions, then verify.
+r"""The InferAct critic (Fang, Zhu, Gurevych 2024): infer the task from the actions, then verify.
 
 InferAct never asks "is this trajectory correct for the task?". Its **Task Inference Unit**
 sees only the action chain S (thoughts stripped, the preset's masker applied, nothing naming the
@@ -21,8 +21,8 @@ Example:
     ...     prompt = messages[-1].content
     ...     if "G1:" not in prompt:
     ...         return "The 3 most likely tasks are: A. buy a blue mug B. buy a pan C. buy a cup"
-    ...     label = re.search(r"^([A-E])\\. buy a red mug$", prompt, re.M).group(1)
-    ...     return f"G1: {label} P1: 0.9\\nJustification: the red mug was bought."
+    ...     label = re.search(r"^([A-E])\. buy a red mug$", prompt, re.M).group(1)
+    ...     return f"G1: {label} P1: 0.9\nJustification: the red mug was bought."
     >>> critic = InferActCritic(model=ScriptedChatModel(responder=judge))
     >>> traj = Trajectory("buy a red mug", (Step("search(q=mug)", "B01 red mug"), Step("buy(B01)")))
     >>> v = critic.evaluate(traj)
@@ -126,8 +126,11 @@ class CompletionAnswer(BaseModel):
 
 # ---------------------------------------------------------------------------- graph state
 def _merge(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Dict union. Idempotent, so a subgraph handing its whole state back to a parent that
-    shares the key never counts a value twice."""
+    """Dict union.
+
+    Idempotent, so a subgraph handing its whole state back to a parent that shares the key
+    never counts a value twice.
+    """
     return {**(left or {}), **(right or {})}
 
 
@@ -191,7 +194,7 @@ class _VerifyInput(TypedDict):
 
 # ---------------------------------------------------------------------------- the critic
 class InferActCritic(Critic):
-    """InferAct: flags a pending action when the behaviour does not reveal the user's task.
+    r"""InferAct: flags a pending action when the behaviour does not reveal the user's task.
 
     Args:
         model: A chat model instance or an ``init_chat_model`` string.
@@ -219,7 +222,7 @@ class InferActCritic(Critic):
         ...     if "most likely" in prompt and "G1:" not in prompt:
         ...         return "A. heat a mug B. cool a mug C. clean a mug"
         ...     # the real task is D in the original order and A in the reversed one
-        ...     return "A: Completed P_A: 0.2\\nD: Completed P_D: 0.6"
+        ...     return "A: Completed P_A: 0.2\nD: Completed P_D: 0.6"
         >>> critic = InferActCritic(model=ScriptedChatModel(responder=judge), preset="alfworld")
         >>> v = critic.evaluate(Trajectory("heat some mug", (Step("heat mug 1 with microwave 1"),)))
         >>> round(v.score, 2), v.flagged
@@ -241,11 +244,14 @@ class InferActCritic(Critic):
             raise ValueError(f"num_tasks must be an integer from 1 to 24, got {num_tasks!r}")
         if output_mode not in ("text", "structured"):
             raise ValueError(f"output_mode must be 'text' or 'structured', got {output_mode!r}")
-        if output_mode == "structured" and self.model is not None:
-            if not callable(getattr(self.model, "with_structured_output", None)):
-                raise ValueError(
-                    "output_mode='structured' needs a chat model with with_structured_output"
-                )
+        if (
+            output_mode == "structured"
+            and self.model is not None
+            and not callable(getattr(self.model, "with_structured_output", None))
+        ):
+            raise ValueError(
+                "output_mode='structured' needs a chat model with with_structured_output"
+            )
         self.num_tasks = num_tasks
         self.output_mode = output_mode
 

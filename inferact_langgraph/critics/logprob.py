@@ -222,7 +222,7 @@ def score_from_logprobs(content: Sequence[Any]) -> tuple[float, list[dict[str, A
 def parse_entailment(
     text: str, *, stage: str = "entailment", prompt: str | None = None
 ) -> EntailmentScore:
-    """Parse a verbalized entailment answer (``Answer: A`` / ``Confidence: 0.8``) into P(True).
+    r"""Parse a verbalized entailment answer (``Answer: A`` / ``Confidence: 0.8``) into P(True).
 
     As for the standard baseline, the letter decides the side of 0.5 and the confidence the
     distance: ``A`` with confidence c scores ``max(c, 1 - c)``, ``B`` scores ``min(c, 1 - c)``;
@@ -234,9 +234,9 @@ def parse_entailment(
         CriticParseError: No answer letter, or an unusable confidence (carries the raw answer).
 
     Example:
-        >>> parse_entailment("Answer: A\\nConfidence: 0.8").p_true
+        >>> parse_entailment("Answer: A\nConfidence: 0.8").p_true
         0.8
-        >>> parse_entailment("**Answer:** (B)\\nConfidence: 90%").p_true
+        >>> parse_entailment("**Answer:** (B)\nConfidence: 90%").p_true
         0.1
         >>> parse_entailment("False.").p_true
         0.0
@@ -273,7 +273,7 @@ def _supports_logprobs(model: Any) -> bool:
 
 
 class LogprobCritic(Critic):
-    """InferAct's later version: infer one task, ask whether it entails the user's task.
+    r"""InferAct's later version: infer one task, ask whether it entails the user's task.
 
     Args:
         model: A chat model instance or an ``init_chat_model`` string.
@@ -300,7 +300,7 @@ class LogprobCritic(Critic):
         >>> from inferact_langgraph.trajectory import Step, Trajectory
         >>> judge = ScriptedChatModel(replies=[
         ...     "The 1 most likely user’s tasks are: A. buy a red mug under 20 dollars",
-        ...     "Answer: A\\nConfidence: 0.9"])
+        ...     "Answer: A\nConfidence: 0.9"])
         >>> critic = LogprobCritic(model=judge, preset="webshop")
         >>> v = critic.evaluate(Trajectory("buy a red mug", (Step("click[Buy Now]"),)))
         >>> v.score, v.flagged, v.raw["scoring"], v.usage.model_calls

@@ -56,7 +56,7 @@ def aggregate_steps(scores: Sequence[float], how: str) -> float:
 
 
 class MultiStepCritic(Critic):
-    """Multi-step evaluation: one call, a probability per step, aggregated.
+    r"""Multi-step evaluation: one call, a probability per step, aggregated.
 
     Args:
         aggregation: ``min``, ``max``, ``mean`` or ``product`` (default, the paper's best).
@@ -68,7 +68,7 @@ class MultiStepCritic(Critic):
     Example:
         >>> from inferact_langgraph.testing import ScriptedChatModel
         >>> from inferact_langgraph.trajectory import Step, Trajectory
-        >>> judge = ScriptedChatModel(replies=["Step 1: 0.9\\nStep 2:0.4\\nJustification: ok"])
+        >>> judge = ScriptedChatModel(replies=["Step 1: 0.9\nStep 2:0.4\nJustification: ok"])
         >>> critic = MultiStepCritic(model=judge, aggregation="mean")
         >>> v = critic.evaluate(Trajectory("buy a mug", (Step("search(q=mug)", "B01"),
         ...                                              Step("buy(B01)"))))

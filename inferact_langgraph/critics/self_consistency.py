@@ -32,7 +32,7 @@ __all__ = ["SelfConsistencyCritic"]
 
 
 class SelfConsistencyCritic(Critic):
-    """Self-consistency: ``samples`` standard evaluations at ``temperature``, majority vote.
+    r"""Self-consistency: ``samples`` standard evaluations at ``temperature``, majority vote.
 
     Args:
         samples: m, the number of samples (paper: 5).
@@ -49,7 +49,7 @@ class SelfConsistencyCritic(Critic):
     Example:
         >>> from inferact_langgraph.testing import ScriptedChatModel
         >>> from inferact_langgraph.trajectory import Step, Trajectory
-        >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\\nConfidence: 0.7"])
+        >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\nConfidence: 0.7"])
         >>> critic = SelfConsistencyCritic(model=judge)
         >>> v = critic.evaluate(Trajectory("buy a mug", (Step("buy(B01)"),)))
         >>> v.score, v.flagged, len(v.raw)

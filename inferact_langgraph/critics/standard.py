@@ -1,4 +1,4 @@
-"""Standard evaluation (paper section 4.3, Appendix A.1): ask the model whether it is correct.
+r"""Standard evaluation (paper section 4.3, Appendix A.1): ask the model whether it is correct.
 
 The critic model sees the user's task and the trajectory and answers ``Correct``/``Incorrect``
 with a confidence. Unlike InferAct it is *told* the task, which is this baseline's design.
@@ -9,7 +9,7 @@ never carry thoughts (actions and observations only), for every critic alike.
 Example:
     >>> from inferact_langgraph.testing import ScriptedChatModel
     >>> from inferact_langgraph.trajectory import Step, Trajectory
-    >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\\nConfidence: 0.9"])
+    >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\nConfidence: 0.9"])
     >>> v = StandardEvalCritic(model=judge).evaluate(Trajectory("buy a mug", (Step("buy(B02)"),)))
     >>> round(v.score, 2), v.flagged
     (0.1, True)
@@ -27,7 +27,7 @@ __all__ = ["StandardEvalCritic"]
 
 
 class StandardEvalCritic(Critic):
-    """Standard evaluation: one call, ``Correct``/``Incorrect`` plus a confidence.
+    r"""Standard evaluation: one call, ``Correct``/``Incorrect`` plus a confidence.
 
     The score is the probability that the agent is on track: the label decides the side of 0.5
     and the confidence the distance (see :func:`inferact_langgraph.parsing.parse_standard`).
@@ -41,7 +41,7 @@ class StandardEvalCritic(Critic):
     Example:
         >>> from inferact_langgraph.testing import ScriptedChatModel
         >>> from inferact_langgraph.trajectory import Step, Trajectory
-        >>> judge = ScriptedChatModel(replies=["The answer is: Correct\\nConfidence: 0.8"])
+        >>> judge = ScriptedChatModel(replies=["The answer is: Correct\nConfidence: 0.8"])
         >>> critic = StandardEvalCritic(model=judge, preset="webshop")
         >>> critic.evaluate(Trajectory("buy a mug", (Step("click[Buy Now]"),))).score
         0.8

@@ -265,8 +265,11 @@ def _too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, Any]]:
-    """Each non-blank line parsed; a line that cannot be (not UTF-8, not JSON, nested too
-    deeply) is yielded as a :class:`DatasetError` for the caller to skip or raise."""
+    """Each non-blank line parsed.
+
+    A line that cannot be (not UTF-8, not JSON, nested too deeply) is yielded as a
+    :class:`DatasetError` for the caller to skip or raise.
+    """
     try:
         handle = path.open("rb")
     except OSError as exc:

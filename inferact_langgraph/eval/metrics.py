@@ -266,7 +266,7 @@ def cost_threshold(
         expected_cost=cost,
         reviewed=reviewed,
         missed=missed,
-        n=int(len(y)),
+        n=len(y),
         cost_review_all=_cost_at(y, r, -math.inf, cost_missed, cost_review)[0],
         cost_review_none=_cost_at(y, r, math.inf, cost_missed, cost_review)[0],
     )
@@ -430,7 +430,7 @@ def compute_metrics(
     if prices is not None:
         missed_price = cost_metric(y.tolist(), pred.astype(bool).tolist(), prices).missed_price
     return MetricSet(
-        n=int(len(y)),
+        n=len(y),
         n_positive=int(y.sum()),
         threshold=float(threshold),
         precision=float(precision_score(y, pred, zero_division=0)),
@@ -484,7 +484,7 @@ def stratified_split(
     for cls in sorted(np.unique(y).tolist()):
         members = np.flatnonzero(y == cls)
         rng.shuffle(members)
-        k = int(round(dev_fraction * len(members)))
+        k = round(dev_fraction * len(members))
         if len(members) >= 2:
             k = min(max(k, 1), len(members) - 1)
         dev.extend(members[:k].tolist())

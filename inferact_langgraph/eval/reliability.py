@@ -150,6 +150,8 @@ def plot_reliability(
     Args:
         curves: Label -> (probabilities of being on track, on-track labels).
         path: The PNG to write.
+        title: The figure's title.
+        n_bins: How many equal-width probability bins each curve is averaged over.
 
     Returns:
         The path written, or ``None`` when there is nothing to draw.

@@ -259,8 +259,10 @@ class EvalReport:
         }
 
     def write(self, out: str | Path, *, plot: bool = True) -> dict[str, Path]:
-        """Write ``report.json``, ``pr_curves.png``, ``reliability.png`` and one calibration
-        file per critic (``calibration/<critic>.json``) into the directory ``out``.
+        """Write the report's files into the directory ``out``.
+
+        The files: ``report.json``, ``pr_curves.png``, ``reliability.png`` and one calibration
+        file per critic (``calibration/<critic>.json``).
 
         A plot that cannot be drawn this time (no off-track example, no verdict) is removed
         if an earlier run left one, so every file in ``out`` describes this report.
@@ -304,8 +306,10 @@ class EvalReport:
 
 
 def _finite_json(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by ``None`` (JSON has no NaN: a bare
-    ``NaN`` in report.json breaks strict parsers such as ``jq`` and browsers).
+    """``value`` with every NaN or infinite float replaced by ``None``.
+
+    JSON has no NaN: a bare ``NaN`` in report.json breaks strict parsers such as ``jq`` and
+    browsers.
 
     Example:
         >>> _finite_json({"auc": float("nan"), "f1": [0.5, float("inf")]})
@@ -385,7 +389,7 @@ def _summarise(
         summary.thresholds["held_out_tuned"] = tuned
         summary.metrics["held_out_tuned"] = metrics_at(held, tuned.threshold) if tuned else None
     # The critic's own decision: flagged <=> risk >= a threshold between the two groups.
-    y, r, p = subset(everything)
+    y, _, p = subset(everything)
     own_flags = [flagged[i] for i in everything]
     own = compute_metrics(
         y, [1.0 if f else 0.0 for f in own_flags], threshold=0.5, prices=p if prices else None
@@ -597,7 +601,7 @@ def build_report(
     split_of: dict[int, str] = {}
     if dev_split:
         dev, test = stratified_split(labels, dev_split, seed=seed)
-        split_of = {**{i: "dev" for i in dev}, **{i: "held_out" for i in test}}
+        split_of = {**dict.fromkeys(dev, "dev"), **dict.fromkeys(test, "held_out")}
     aggregate = _aggregator()
     rows: list[dict[str, Any]] = [
         {

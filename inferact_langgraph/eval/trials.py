@@ -1,5 +1,6 @@
-"""``inferact trials``: the actor over several trials with a critic and a simulated human
-(paper section 5.2, Table 2, Figure 4).
+"""``inferact trials``: the actor over several trials with a critic and a simulated human.
+
+This is the paper's section 5.2 (Table 2, Figure 4).
 
 For each task of an example environment and each critic, the actor runs for up to
 ``max_trials`` trials, each in a new thread of one checkpointer and one store. In a trial the
@@ -173,6 +174,7 @@ class MethodResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """This method's results as plain JSON data (one entry of ``trials.json``)."""
         return {
             "name": self.name,
             "kind": self.kind,
@@ -209,6 +211,7 @@ class TrialsReport:
         return any("offline" in v or "oracle" in v or "scripted" in v for v in self.labels.values())
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON data (the content of ``trials.json``)."""
         return {
             "schema": "inferact-trials/1",
             "env": self.env,
@@ -313,9 +316,12 @@ def _chain(values: dict[str, Any], task: str, pending: str | None = None) -> str
 
 # ---------------------------------------------------------------------------- offline models
 def oracle_baseline_model(name: str, env: Any, task: int, spec: str) -> ScriptedChatModel:
-    """An ORACLE-scripted critic model for the baselines (standard, self_consistency,
-    multistep): it reads the actions off the prompt and answers from the gold data of
-    ``task``, in the critic's own output format. Offline only; not live judgement."""
+    """An ORACLE-scripted critic model for the baselines.
+
+    For standard, self_consistency and multistep: it reads the actions off the prompt and
+    answers from the gold data of ``task``, in the critic's own output format. Offline only;
+    not live judgement.
+    """
 
     def respond(messages: list[BaseMessage]) -> str:
         actions = _actions(prompt_text(messages))

@@ -68,7 +68,7 @@ from inferact_langgraph.examples._common import (
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
-__all__ = ["AlfWorldEnv", "OPERATION_RISK", "scripted_actor"]
+__all__ = ["OPERATION_RISK", "AlfWorldEnv", "scripted_actor"]
 
 DATA = Path(__file__).with_name("data")
 NOTHING = "Nothing happens."

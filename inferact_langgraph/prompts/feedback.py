@@ -1,6 +1,8 @@
 # ruff: noqa: E501
-"""Feedback prompts: natural-language feedback from an LLM playing the user (paper A.5) and a
-Reflexion-style self-reflection prompt for binary feedback.
+"""Feedback prompts: an LLM playing the user (paper A.5), and a Reflexion-style reflection.
+
+The first gives natural-language feedback; the second is the self-reflection prompt for
+binary feedback.
 
 The WebShop, HotPotQA and ALFWorld feedback prompts are the paper's, word for word (their
 fields: ``{task}``, ``{gold_label_actor}``, ``{incorrect_action_chain}``). The ``generic``
