@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import (
     AIMessage,
@@ -14,9 +14,11 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.tools import BaseTool
 
 __all__ = [
     "FEEDBACK_PATTERN",
+    "ExampleEnv",
     "Ledger",
     "ToolCallRecord",
     "ai_tool_call",
@@ -62,6 +64,86 @@ def record(ledger: Ledger, entry: dict[str, Any]) -> None:
         ledger.append(entry)
     else:
         ledger(entry)
+
+
+class ExampleEnv:
+    """What the example environments share: tasks, a ledger, direct-call sessions and tools.
+
+    A subclass loads :attr:`tasks`, names the field holding a task's text in
+    :attr:`task_text_field` and builds its tools in ``_make_tools``; its constructor ends with
+    ``self._start(ledger)``.
+
+    Attributes:
+        tasks: The environment's tasks, as loaded from its data.
+        ledger: Where executed critical calls are recorded: a list or a callable.
+        tools: The LangChain tools an agent is given.
+        critical_tools: The names of the tools whose calls are critical.
+    """
+
+    critical_tools: ClassVar[tuple[str, ...]] = ()
+    #: The field of a task that says what the user asks for.
+    task_text_field: ClassVar[str] = "instruction"
+
+    tasks: list[dict[str, Any]]
+    ledger: Ledger
+    tools: list[BaseTool]
+
+    def _start(self, ledger: Ledger | None) -> None:
+        """Check and set the ledger, then build the tools (once the data is loaded)."""
+        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
+            raise ValueError("ledger must be a list or a callable")
+        self.ledger = [] if ledger is None else ledger
+        # Calls made outside a graph (no conversation to replay), per thread id.
+        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.tools = self._make_tools()
+
+    def _make_tools(self) -> list[BaseTool]:
+        raise NotImplementedError
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    def task(self, index: int) -> dict[str, Any]:
+        """The task at ``index`` (its fields: see :attr:`tasks`)."""
+        return self.tasks[index]
+
+    def task_texts(self) -> list[str]:
+        """What a user asks for in each task, in order."""
+        return [str(task[self.task_text_field]) for task in self.tasks]
+
+    def match_task(self, request: str) -> int | None:
+        """The index of the task a user's request asks for (a fuzzy match), or None.
+
+        See :func:`inferact_langgraph.examples._common.match_task`.
+        """
+        return match_task(request, self.task_texts())
+
+    # -- ledger and sessions -------------------------------------------------------------------
+
+    def ledger_records(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The records in the ledger (when it is a list), optionally of one thread."""
+        if not isinstance(self.ledger, list):
+            return []
+        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
+
+    def reset(self, thread_id: str = "default") -> None:
+        """Forget the direct tool calls of ``thread_id``.
+
+        Inside a graph the environment's state is read from the conversation, so a new
+        episode (a new user message) starts afresh without a reset.
+        """
+        self._sessions.pop(thread_id, None)
+
+    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
+        """The ``(tool name, args)`` calls of the current episode (or of a direct session)."""
+        messages = runtime_messages(runtime)
+        if messages is not None:
+            return [(c.name, c.args) for c in episode_calls(messages)]
+        return list(self._sessions.get(runtime_thread_id(runtime), []))
+
+    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
+        """Keep a direct call (outside a graph) in the session of its thread."""
+        if runtime_messages(runtime) is None:
+            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
 
 
 def runtime_messages(runtime: Any) -> list[BaseMessage] | None:
@@ -137,14 +219,13 @@ def feedback_index(messages: Sequence[BaseMessage], critical_tools: Sequence[str
     """
     found = None
     for index, message in enumerate(messages):
-        if isinstance(message, SystemMessage | HumanMessage):
-            if FEEDBACK_PATTERN.search(text_of(message)):
-                found = index
-        elif isinstance(message, ToolMessage):
-            if (message.status == "error" or message.name in critical_tools) and (
-                FEEDBACK_PATTERN.search(text_of(message))
-            ):
-                found = index
+        # Feedback comes from a person, or from a failed or critical tool call (a rejection).
+        may_hold_feedback = isinstance(message, SystemMessage | HumanMessage) or (
+            isinstance(message, ToolMessage)
+            and (message.status == "error" or message.name in critical_tools)
+        )
+        if may_hold_feedback and FEEDBACK_PATTERN.search(text_of(message)):
+            found = index
     return found
 
 
@@ -215,7 +296,7 @@ _FILLER = frozenset(
     """a an the i im i'm me my we our you your it its is are was be am can could would like
     please need want wants looking look find get buy order and or to of in on at for with by
     from some any than lower price dollars put which who what whose when where how do does did
-    task your is to question""".split()
+    task your is to question""".split()  # noqa: SIM905 - a word list reads best as text
 )
 #: How the ALFWorld prompt introduces the task after its long description of the room.
 _TASK_MARKER = "your task is to:"

@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage
@@ -40,6 +40,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.critical import RiskLevel
 from inferact_langgraph.examples._common import (
+    ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
@@ -47,11 +48,9 @@ from inferact_langgraph.examples._common import (
     feedback_index,
     final_answer,
     latest_request,
-    match_task,
     record,
     requested_task,
     runtime_call_id,
-    runtime_messages,
     runtime_thread_id,
     text_of,
     tool_calls_since,
@@ -107,7 +106,7 @@ def same_call(call: tuple[str, dict[str, Any]], gold: tuple[str, dict[str, Any]]
     )
 
 
-class AccountEnv:
+class AccountEnv(ExampleEnv):
     """A bank account: a profile, multi-part tasks, tools and a ledger of critical calls.
 
     Args:
@@ -129,38 +128,25 @@ class AccountEnv:
         False
     """
 
-    critical_tools: tuple[str, ...] = tuple(ACCOUNT_RISK)
+    critical_tools: ClassVar[tuple[str, ...]] = tuple(ACCOUNT_RISK)
+    task_text_field: ClassVar[str] = "request"
 
     def __init__(self, *, data_path: str | Path | None = None, ledger: Ledger | None = None):
         self._data_path = Path(data_path or DATA / "account_tasks.json")
         data = json.loads(self._data_path.read_text())
         self.profile: dict[str, Any] = data["profile"]
         self.tasks: list[dict[str, Any]] = list(data["tasks"])
-        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
-            raise ValueError("ledger must be a list or a callable")
-        self.ledger: Ledger = [] if ledger is None else ledger
-        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self.tools: list[BaseTool] = self._make_tools()
+        self._start(ledger)
 
     # -- tasks ---------------------------------------------------------------------------------
-
-    def task(self, index: int) -> dict[str, Any]:
-        """The task at ``index``."""
-        return self.tasks[index]
-
-    def task_texts(self) -> list[str]:
-        """What the user asks for in each task, in order."""
-        return [str(task["request"]) for task in self.tasks]
-
-    def match_task(self, request: str) -> int | None:
-        """The index of the task a user's request asks for (a fuzzy match), or None."""
-        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts task ``index``: the request alone."""
         return self.task_texts()[index]
 
-    def critical_steps(self, index: int, *, off_track: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    def critical_steps(
+        self, index: int, *, off_track: bool = False
+    ) -> list[tuple[str, dict[str, Any]]]:
         """The critical calls of a task's right plan (or of its off-track plan), in order."""
         task = self.tasks[index]
         plan = task["off_track"]["plan"] if off_track else task["plan"]
@@ -259,18 +245,11 @@ class AccountEnv:
                 state["payments"].append((args.get("payee"), float(args.get("amount", 0))))
         return state
 
-    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
-        messages = runtime_messages(runtime)
-        if messages is not None:
-            return [(c.name, c.args) for c in episode_calls(messages)]
-        return list(self._sessions.get(runtime_thread_id(runtime), []))
-
     def _act(self, runtime: Any, name: str, args: dict[str, Any], error: str | None) -> None:
         """Record an executed critical call (nothing when it failed)."""
         if error:
             return
-        if runtime_messages(runtime) is None:
-            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
+        self._remember(runtime, name, args)
         record(
             self.ledger,
             {
@@ -399,7 +378,7 @@ def scripted_actor(
             return ai_tool_call(
                 messages, f"account-{index}", step["thought"], step["tool"], dict(step["args"])
             )
-        except Exception as error:  # never crash the graph: stop politely
+        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)

@@ -42,13 +42,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
@@ -56,7 +57,6 @@ from inferact_langgraph.examples._common import (
     feedback_index,
     final_answer,
     latest_request,
-    match_task,
     record,
     requested_task,
     runtime_call_id,
@@ -93,7 +93,7 @@ def _listing(objects: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + f", and {items[-1]}"
 
 
-class AlfWorldEnv:
+class AlfWorldEnv(ExampleEnv):
     """A tiny household: layout, tasks, tools, replayed state and a ledger of operations.
 
     Args:
@@ -116,7 +116,7 @@ class AlfWorldEnv:
         ('clean some knife and put it in drawer 1', 'medium')
     """
 
-    critical_tools: tuple[str, ...] = ("heat", "cool", "clean")
+    critical_tools: ClassVar[tuple[str, ...]] = ("heat", "cool", "clean")
 
     def __init__(
         self, *, household_path: str | Path | None = None, ledger: Ledger | None = None
@@ -129,28 +129,9 @@ class AlfWorldEnv:
         for task in self.tasks:
             if task["target"] not in self.locations or task["operation"] not in _STATUS:
                 raise ValueError(f"task {task['id']}: unknown target or operation")
-        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
-            raise ValueError("ledger must be a list or a callable")
-        self.ledger: Ledger = [] if ledger is None else ledger
-        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self.tools: list[BaseTool] = self._make_tools()
+        self._start(ledger)
 
     # -- tasks and scoring ---------------------------------------------------------------------
-
-    def task(self, index: int) -> dict[str, Any]:
-        """The task at ``index``."""
-        return self.tasks[index]
-
-    def task_texts(self) -> list[str]:
-        """What a user asks for in each task, in order (the instruction of each task)."""
-        return [str(task["instruction"]) for task in self.tasks]
-
-    def match_task(self, request: str) -> int | None:
-        """The index of the task a user's request asks for (a fuzzy match), or None.
-
-        See :func:`inferact_langgraph.examples._common.match_task`.
-        """
-        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index`` (ALFWorld style)."""
@@ -176,17 +157,7 @@ class AlfWorldEnv:
 
     def operations(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Executed critical operations in the ledger (when it is a list)."""
-        if not isinstance(self.ledger, list):
-            return []
-        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
-
-    def reset(self, thread_id: str = "default") -> None:
-        """Restore the initial household for direct tool calls of ``thread_id``.
-
-        Inside a graph the state is recomputed from the conversation, so a new episode (a new
-        user message) starts from the initial household without a reset.
-        """
-        self._sessions.pop(thread_id, None)
+        return self.ledger_records(thread_id)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -284,8 +255,7 @@ class AlfWorldEnv:
         observation = self.step(state, name, args)
         if observation == NOTHING:
             return observation
-        if messages is None:
-            self._sessions.setdefault(thread_id, []).append((name, dict(args)))
+        self._remember(runtime, name, dict(args))
         if name in _STATUS:
             record(
                 self.ledger,
@@ -489,7 +459,7 @@ def scripted_actor(env: AlfWorldEnv, task_index: int | None = None) -> ScriptedC
                 return final_answer(action, messages, f"alfworld-{index}")
             thought, name, args = action
             return ai_tool_call(messages, f"alfworld-{index}", thought, name, args)
-        except Exception as error:  # never crash the graph: stop politely
+        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)

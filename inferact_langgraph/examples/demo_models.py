@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -136,10 +137,8 @@ def _actions(chain: str) -> list[Action]:
         args: dict[str, Any] = dict(_ARG.findall(m.group(2)))
         options = _OPTIONS_ARG.search(m.group(2))
         if options:  # a JSON object argument (WebShop's chosen options)
-            try:
+            with contextlib.suppress(ValueError):  # not JSON after all: the plain arguments
                 args["options"] = json.loads(options.group(1))
-            except ValueError:
-                pass
         actions.append((m.group(1), args))
     return actions
 
@@ -191,7 +190,9 @@ def _users_option(
     return None
 
 
-def _judge(name: str, env: Any, task_index: int, actions: list[Action]) -> tuple[bool, str, list[str]]:
+def _judge(
+    name: str, env: Any, task_index: int, actions: list[Action]
+) -> tuple[bool, str, list[str]]:
     """(is the trajectory right for the task?, why, three tasks the actions suggest)."""
     task = env.task(task_index)
     if name == "webshop":

@@ -35,13 +35,14 @@ import re
 import string
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
@@ -50,7 +51,6 @@ from inferact_langgraph.examples._common import (
     final_answer,
     last_result,
     latest_request,
-    match_task,
     record,
     requested_task,
     runtime_call_id,
@@ -87,7 +87,7 @@ def _key(entity: str) -> str:
     return " ".join(entity.lower().split())
 
 
-class HotPotQAEnv:
+class HotPotQAEnv(ExampleEnv):
     """Offline Wikipedia, HotPotQA tasks, ReAct tools and an answer ledger.
 
     Args:
@@ -110,7 +110,8 @@ class HotPotQAEnv:
         ("Papa Gino's", True)
     """
 
-    critical_tools: tuple[str, ...] = ("finish",)
+    critical_tools: ClassVar[tuple[str, ...]] = ("finish",)
+    task_text_field: ClassVar[str] = "question"
 
     def __init__(
         self,
@@ -125,28 +126,9 @@ class HotPotQAEnv:
         self._pages_by_key = {_key(q): text for q, text in self.pages.items()}
         self._not_found = {_key(q): list(s) for q, s in wiki.get("not_found", {}).items()}
         self.tasks: list[dict[str, Any]] = list(tasks["tasks"])
-        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
-            raise ValueError("ledger must be a list or a callable")
-        self.ledger: Ledger = [] if ledger is None else ledger
-        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self.tools: list[BaseTool] = self._make_tools()
+        self._start(ledger)
 
     # -- tasks and scoring ---------------------------------------------------------------------
-
-    def task(self, index: int) -> dict[str, Any]:
-        """The task at ``index``: id, question, gold_answer, trial1 and corrected plans."""
-        return self.tasks[index]
-
-    def task_texts(self) -> list[str]:
-        """What a user asks for in each task, in order (the question of each task)."""
-        return [str(task["question"]) for task in self.tasks]
-
-    def match_task(self, request: str) -> int | None:
-        """The index of the task a user's request asks for (a fuzzy match), or None.
-
-        See :func:`inferact_langgraph.examples._common.match_task`.
-        """
-        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index``."""
@@ -169,13 +151,7 @@ class HotPotQAEnv:
 
     def answers(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Answers in the ledger (when it is a list), optionally of one thread."""
-        if not isinstance(self.ledger, list):
-            return []
-        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
-
-    def reset(self, thread_id: str = "default") -> None:
-        """Forget the in-memory last page of a thread (direct tool calls only)."""
-        self._sessions.pop(thread_id, None)
+        return self.ledger_records(thread_id)
 
     # -- wiki ----------------------------------------------------------------------------------
 
@@ -218,7 +194,9 @@ class HotPotQAEnv:
         return f"(Result {occurrence} / {len(hits)}) {hits[occurrence - 1]}"
 
     @staticmethod
-    def last_page(history: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str | None, list[tuple[str, dict[str, Any]]]]:
+    def last_page(
+        history: Sequence[tuple[str, dict[str, Any]]],
+    ) -> tuple[str | None, list[tuple[str, dict[str, Any]]]]:
         """The entity of the last ``search`` that found a page, and the calls after it."""
         entity: str | None = None
         since: list[tuple[str, dict[str, Any]]] = []
@@ -232,6 +210,7 @@ class HotPotQAEnv:
     # -- tools ---------------------------------------------------------------------------------
 
     def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
+        """The episode's calls; a ``search`` also says whether it found its page."""
         messages = runtime_messages(runtime)
         if messages is None:
             return list(self._sessions.get(runtime_thread_id(runtime), []))
@@ -242,10 +221,6 @@ class HotPotQAEnv:
                 args["_found"] = not call.output.startswith("Could not find")
             history.append((call.name, args))
         return history
-
-    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
-        if runtime_messages(runtime) is None:
-            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
 
     def _make_tools(self) -> list[BaseTool]:
         env = self
@@ -372,7 +347,7 @@ def scripted_actor(env: HotPotQAEnv, task_index: int | None = None) -> ScriptedC
                 step["tool"],
                 dict(step["args"]),
             )
-        except Exception as error:  # never crash the graph: stop politely
+        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)

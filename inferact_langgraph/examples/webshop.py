@@ -33,22 +33,21 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    ExampleEnv,
     Ledger,
     ai_tool_call,
-    episode_calls,
     episode_start,
     feedback_index,
     final_answer,
     last_result,
     latest_request,
-    match_task,
     record,
     requested_task,
     runtime_call_id,
@@ -81,7 +80,7 @@ def _fmt_options(options: dict[str, str]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in options.items())
 
 
-class WebShopEnv:
+class WebShopEnv(ExampleEnv):
     """An offline shop: catalogue, tasks, tools and a purchase ledger.
 
     Args:
@@ -106,7 +105,7 @@ class WebShopEnv:
         0.75
     """
 
-    critical_tools: tuple[str, ...] = ("buy_now",)
+    critical_tools: ClassVar[tuple[str, ...]] = ("buy_now",)
 
     def __init__(
         self,
@@ -123,30 +122,11 @@ class WebShopEnv:
             for key in ("gold", "distractor"):
                 if task[key]["asin"] not in self.products:
                     raise ValueError(f"task {task['id']}: unknown {key} asin {task[key]['asin']}")
-        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
-            raise ValueError("ledger must be a list or a callable")
-        self.ledger: Ledger = [] if ledger is None else ledger
-        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         # Order numbers of direct tool calls (outside a graph), per thread id.
         self._orders: dict[str, int] = {}
-        self.tools: list[BaseTool] = self._make_tools()
+        self._start(ledger)
 
     # -- tasks and scoring -------------------------------------------------------------------
-
-    def task(self, index: int) -> dict[str, Any]:
-        """The task at ``index`` (instruction, query, budget, attributes, gold, distractor)."""
-        return self.tasks[index]
-
-    def task_texts(self) -> list[str]:
-        """What a user asks for in each task, in order (the instruction of each task)."""
-        return [str(task["instruction"]) for task in self.tasks]
-
-    def match_task(self, request: str) -> int | None:
-        """The index of the task a user's request asks for (a fuzzy match), or None.
-
-        See :func:`inferact_langgraph.examples._common.match_task`.
-        """
-        return match_task(request, self.task_texts())
 
     def prompt(self, index: int) -> str:
         """The user's message that starts an episode of task ``index``: the instruction alone.
@@ -205,13 +185,7 @@ class WebShopEnv:
 
     def purchases(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Purchases in the ledger (when it is a list), optionally of one thread."""
-        if not isinstance(self.ledger, list):
-            return []
-        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
-
-    def reset(self, thread_id: str = "default") -> None:
-        """Forget the in-memory navigation of a thread (direct tool calls only)."""
-        self._sessions.pop(thread_id, None)
+        return self.ledger_records(thread_id)
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -311,16 +285,6 @@ class WebShopEnv:
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
-        messages = runtime_messages(runtime)
-        if messages is not None:
-            return [(c.name, c.args) for c in episode_calls(messages)]
-        return list(self._sessions.get(runtime_thread_id(runtime), []))
-
-    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
-        if runtime_messages(runtime) is None:
-            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
-
     def _next_order(self, runtime: Any) -> int:
         """The number of the next order of this thread (each thread counts its own orders).
 
@@ -413,7 +377,9 @@ class WebShopEnv:
 # -- scripted actor ------------------------------------------------------------------------------
 
 
-def _plan(env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], corrected: bool) -> list[tuple[str, str, dict[str, Any]]]:
+def _plan(
+    env: WebShopEnv, task: dict[str, Any], choice: dict[str, Any], corrected: bool
+) -> list[tuple[str, str, dict[str, Any]]]:
     product = env.products[choice["asin"]]
     steps: list[tuple[str, str, dict[str, Any]]] = []
     first = (
@@ -520,7 +486,7 @@ def scripted_actor(env: WebShopEnv, task_index: int | None = None) -> ScriptedCh
                 return final_answer(_report(messages), messages, f"webshop-{index}")
             thought, name, args = plan[done]
             return ai_tool_call(messages, f"webshop-{index}", thought, name, args)
-        except Exception as error:  # never crash the graph: stop politely
+        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
             return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
 
     return ScriptedChatModel(responder=respond)
