@@ -117,28 +117,30 @@ def main() -> None:
                 )
                 if client.threads.get(thread_id)["status"] != "interrupted":
                     sys.exit("the webshop graph finished without a review: nothing to show")
-                with tempfile.TemporaryDirectory(prefix="inbox-chromium-") as profile:
-                    with sync_playwright() as p:
-                        browser = p.chromium.launch_persistent_context(
-                            profile,
-                            executable_path=args.chromium,
-                            headless=True,
-                            args=CHROMIUM_ARGS,
-                            viewport={"width": args.width, "height": args.height},
-                        )
-                        page = browser.new_page()
-                        page.goto(f"{url}/inferact/inbox")
-                        page.locator(f'button.thread[data-thread-id="{thread_id}"]').click()
-                        page.locator("#detail article.action").wait_for()
-                        card = page.locator("#detail article.action").first
-                        card.get_by_label("Reject").check()
-                        card.locator('textarea[data-input="reject"]').fill(
-                            "Wrong size: I need 66 by 66 inch shades."
-                        )
-                        page.locator("#detail-title").focus()
-                        args.out.parent.mkdir(parents=True, exist_ok=True)
-                        page.screenshot(path=str(args.out), full_page=True)
-                        browser.close()
+                with (
+                    tempfile.TemporaryDirectory(prefix="inbox-chromium-") as profile,
+                    sync_playwright() as p,
+                ):
+                    browser = p.chromium.launch_persistent_context(
+                        profile,
+                        executable_path=args.chromium,
+                        headless=True,
+                        args=CHROMIUM_ARGS,
+                        viewport={"width": args.width, "height": args.height},
+                    )
+                    page = browser.new_page()
+                    page.goto(f"{url}/inferact/inbox")
+                    page.locator(f'button.thread[data-thread-id="{thread_id}"]').click()
+                    page.locator("#detail article.action").wait_for()
+                    card = page.locator("#detail article.action").first
+                    card.get_by_label("Reject").check()
+                    card.locator('textarea[data-input="reject"]').fill(
+                        "Wrong size: I need 66 by 66 inch shades."
+                    )
+                    page.locator("#detail-title").focus()
+                    args.out.parent.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(args.out), full_page=True)
+                    browser.close()
             finally:
                 server.terminate()
                 try:

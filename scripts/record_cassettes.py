@@ -152,8 +152,8 @@ def record_critic(base_url: str, model: str, server: str, max_tokens: int | None
         return ChatOpenAI(base_url=base_url, api_key=API_KEY, model=model, temperature=0,
                           max_retries=0, max_tokens=max_tokens)
 
-    meta = dict(model=model, server=server, base_url=base_url, record=CRITIC_RECORD_ID,
-                max_tokens=str(max_tokens))
+    meta = {"model": model, "server": server, "base_url": base_url, "record": CRITIC_RECORD_ID,
+            "max_tokens": str(max_tokens)}
     if "inferact" in which:
         critic = InferActCritic(model=chat(), preset="hotpotqa")
         _record(CRITIC_INFERACT, {**meta, "critic": "InferActCritic(preset='hotpotqa')"},
@@ -188,9 +188,9 @@ def record_eval(base_url: str, model: str, server: str, critics: list[str]) -> N
                                  for i in EVAL_RECORD_IDS))
     with tempfile.TemporaryDirectory() as tmp:
         args = eval_args(base_url, model, critics, Path(tmp) / "report")
-        meta = dict(model=model, server=server, base_url=base_url,
-                    critic="inferact eval --critic " + " --critic ".join(critics),
-                    records=", ".join(EVAL_RECORD_IDS), critics=",".join(critics))
+        meta = {"model": model, "server": server, "base_url": base_url,
+                "critic": "inferact eval --critic " + " --critic ".join(critics),
+                "records": ", ".join(EVAL_RECORD_IDS), "critics": ",".join(critics)}
 
         def run() -> Any:
             result = CliRunner().invoke(app, args)
@@ -229,9 +229,9 @@ def record_stub(port: int) -> None:
                                  "Cookie": "session=cookie-must-be-redacted"},
             )
             critic = InferActCritic(model=chat, preset="hotpotqa")
-            meta = dict(model=vcr_support.STUB_MODEL, server=STUB_SERVER,
-                        base_url=stub.base_url, stub_mode=mode, record=CRITIC_RECORD_ID,
-                        critic="InferActCritic(preset='hotpotqa'), ChatOpenAI(max_retries=0)")
+            meta = {"model": vcr_support.STUB_MODEL, "server": STUB_SERVER,
+                    "base_url": stub.base_url, "stub_mode": mode, "record": CRITIC_RECORD_ID,
+                    "critic": "InferActCritic(preset='hotpotqa'), ChatOpenAI(max_retries=0)"}
             _record(name, meta, lambda critic=critic: critic.evaluate(trajectory),
                     match_on=MATCH_ROUTE)
 

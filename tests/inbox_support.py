@@ -58,7 +58,7 @@ def langgraph_dev(work: Path, config: dict, env: dict[str, str] | None = None) -
     (work / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     log_path = work / "server.log"
-    log = open(log_path, "w")
+    log = open(log_path, "w")  # noqa: SIM115 - the server writes to it until it is stopped
     proc = subprocess.Popen(
         [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
         cwd=work,

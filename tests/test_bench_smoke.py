@@ -12,7 +12,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-import _common as C  # noqa: E402
+import _common as C  # noqa: E402, N812 - the benchmarks' own short name
 import bench_cache  # noqa: E402
 import bench_compare  # noqa: E402
 import bench_concurrency  # noqa: E402

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from inferact_langgraph.cache import CachedCritic, InMemoryVerdictCache, VerdictCache
@@ -45,10 +47,8 @@ def test_other_args_task_or_risk_are_checked_again():
 async def test_async_path_and_failures_are_not_cached():
     inner = ScriptedCritic(scores=[RuntimeError("boom"), 0.8])
     critic = CachedCritic(inner, cache=InMemoryVerdictCache(maxsize=8))
-    try:
+    with contextlib.suppress(RuntimeError):
         await critic.aevaluate(chain("c1"))
-    except RuntimeError:
-        pass
     assert (await critic.aevaluate(chain("c1"))).score == 0.8
     assert (await critic.aevaluate(chain("c3"))).usage.model_calls == 0
     assert inner.calls == 2
@@ -73,16 +73,20 @@ def test_with_inferact_cache_option_checks_an_identical_pending_call_once():
         critic = ScriptedCritic(scores=[0.9])
         shared = InMemoryVerdictCache()
         if kind == "with_inferact":
-            make = lambda: with_inferact(  # noqa: E731
-                create_agent(shop_actor(), [search, buy_now]),
-                critic=critic, cache=shared, checkpointer=InMemorySaver())
+
+            def make(critic=critic, shared=shared):
+                return with_inferact(
+                    create_agent(shop_actor(), [search, buy_now]),
+                    critic=critic, cache=shared, checkpointer=InMemorySaver())
+
             graph = make()
         else:
             middleware = InferActMiddleware(critic=critic, cache=True)  # one in-memory cache
             graph = create_agent(shop_actor(), [search, buy_now], checkpointer=InMemorySaver(),
                                  middleware=[middleware])
         for thread in ("a", "b"):  # the same task and chain in two threads
-            graph.invoke({"messages": [("user", "shades")]}, {"configurable": {"thread_id": thread}})
+            config = {"configurable": {"thread_id": thread}}
+            graph.invoke({"messages": [("user", "shades")]}, config)
             if kind == "with_inferact":
                 graph = make()  # a fresh actor script, the same cached critic
             else:

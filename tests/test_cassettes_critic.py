@@ -268,9 +268,11 @@ def test_endpoint_failures_are_critic_model_errors_sync(mode, hotpotqa_records):
 async def test_endpoint_failures_are_critic_model_errors_async(mode, hotpotqa_records):
     name = STUBS[mode]
     critic = InferActCritic(model=chat_for(name), preset="hotpotqa")
-    with make_vcr("none", match_on=MATCH_ROUTE).use_cassette(name):
-        with pytest.raises(CriticModelError, match=STUB_ERRORS[mode]):
-            await critic.aevaluate(trajectory_of(name, hotpotqa_records))
+    with (
+        make_vcr("none", match_on=MATCH_ROUTE).use_cassette(name),
+        pytest.raises(CriticModelError, match=STUB_ERRORS[mode]),
+    ):
+        await critic.aevaluate(trajectory_of(name, hotpotqa_records))
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
@@ -282,12 +284,12 @@ def test_time_out_live_on_loopback(hotpotqa_records):
                           max_retries=0)
         # The critic's own time-out: a CriticTimeoutError.
         started = time.monotonic()
-        with pytest.raises(CriticTimeoutError, match="did not answer within 0.5s"):
+        with pytest.raises(CriticTimeoutError, match=r"did not answer within 0\.5s"):
             InferActCritic(model=chat, preset="hotpotqa", timeout=0.5).evaluate(trajectory)
         assert time.monotonic() - started < 3
         # The HTTP client's time-out: still a CriticModelError (fails closed the same way).
         started = time.monotonic()
-        with pytest.raises(CriticModelError, match="(?i)time"):
+        with pytest.raises(CriticModelError, match=r"(?i)time"):
             InferActCritic(model=ChatOpenAI(base_url=stub.base_url, api_key=API_KEY,
                                             model="stub-model", max_retries=0, timeout=0.5),
                            preset="hotpotqa").evaluate(trajectory)

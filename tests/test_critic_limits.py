@@ -119,7 +119,7 @@ def test_a_hung_model_times_out_sync_and_async(cls) -> None:
     hung = ScriptedChatModel(replies=["never"], delay=30, cycle=True)
     critic = cls(model=hung, timeout=0.3)
     start = time.monotonic()
-    with pytest.raises(CriticTimeoutError, match="did not answer within 0.3s"):
+    with pytest.raises(CriticTimeoutError, match=r"did not answer within 0\.3s"):
         critic.evaluate(TRAJ)
     with pytest.raises(CriticTimeoutError):
         asyncio.run(critic.aevaluate(TRAJ))

@@ -171,6 +171,6 @@ def test_ctrl_c_at_the_feedback_prompt_names_the_thread_and_decides_nothing(tmp_
 
 def test_a_later_trials_thread_counts_as_that_trial(tmp_path, monkeypatch):
     # a resume hint printed during trial 2 names the thread "<base>-trial2"
-    code, out = run_interactive(tmp_path, monkeypatch, ["a"], thread="mine-trial2")
+    _code, out = run_interactive(tmp_path, monkeypatch, ["a"], thread="mine-trial2")
     assert "Trial 2 (thread mine-trial2)" in out and "Trial 1" not in out
     assert "--thread mine " in out  # the session's base thread, for the next trials

@@ -207,7 +207,7 @@ def test_ctrl_c_leaves_a_usable_partial_report_and_the_rerun_resumes(tmp_path):
                     rows = 0
         assert rows >= 10, child.communicate(timeout=30)
         child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=60)
+        _stdout, stderr = child.communicate(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()

@@ -35,7 +35,7 @@ def ledger(tmp_path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-@pytest.mark.parametrize("decision,bought", [("approve", [{"asin": "B1"}]), ("reject", [])])
+@pytest.mark.parametrize(("decision", "bought"), [("approve", [{"asin": "B1"}]), ("reject", [])])
 def test_another_process_resumes_and_the_tool_runs_once_on_approval_only(
     tmp_path, decision, bought
 ):

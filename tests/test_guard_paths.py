@@ -133,7 +133,7 @@ async def test_2_duplicate_ids_in_one_message_each_call_is_judged_on_its_own(kin
 
 
 # ---------------------------------------------------------------------------- 3. renaming edits
-@pytest.mark.parametrize("kind", MIDDLEWARE + ["create_agent"])
+@pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
 def test_3_an_edit_to_another_tool_runs_that_tool(kind):
     actor = ScriptedChatModel(
         replies=[
@@ -149,7 +149,7 @@ def test_3_an_edit_to_another_tool_runs_that_tool(kind):
     assert_valid_history(out["messages"])
 
 
-@pytest.mark.parametrize("kind", MIDDLEWARE + ["create_agent"])
+@pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
 def test_3_an_edit_to_another_critical_tool_is_checked_as_that_tool(kind):
     actor = ScriptedChatModel(
         replies=[
@@ -168,7 +168,7 @@ def test_3_an_edit_to_another_critical_tool_is_checked_as_that_tool(kind):
     assert LEDGER == [{"deleted": "bob"}]
 
 
-@pytest.mark.parametrize("kind", MIDDLEWARE + ["create_agent"])
+@pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
 def test_3_an_edit_to_an_unknown_tool_is_refused_and_the_review_stays_pending(kind):
     actor = ScriptedChatModel(
         replies=[
@@ -179,7 +179,7 @@ def test_3_an_edit_to_an_unknown_tool_is_refused_and_the_review_stays_pending(ki
     graph = guarded(kind, actor, ScriptedCritic(scores=[0.1]))
     graph.invoke({"messages": [("user", TASK)]}, cfg())
     edit = {"type": "edit", "edited_action": {"name": "wire_money", "args": {"to": "x"}}}
-    with pytest.raises(ResumeError, match="wire_money.*does not have"):
+    with pytest.raises(ResumeError, match=r"wire_money.*does not have"):
         graph.invoke(Command(resume={"decisions": [edit]}), cfg())
     assert LEDGER == [] and graph.get_state(cfg()).interrupts
     graph.invoke(Command(resume=True), cfg())

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from inbox_support import run_shop, shop
 from inbox_support import thread_dict as _thread_dict
+from langgraph.types import Command
+
+from inferact_langgraph.inbox import thread_view, validate_decisions
 
 # Fields the guard added to each action's ``inferact`` section in version 0.2; the tests of this
 # module start from version 0.1's payload (without them) so the fall-back to state is tested,
@@ -26,9 +29,6 @@ def thread_dict(graph: Any, config: dict, thread_id: str) -> dict:
                 for field in _V02_FIELDS:
                     (request.get("inferact") or {}).pop(field, None)
     return thread
-from langgraph.types import Command
-
-from inferact_langgraph.inbox import thread_view, validate_decisions
 
 
 def test_current_payload_falls_back_to_the_state() -> None:

@@ -39,7 +39,7 @@ def judge(probs: dict[str, float], *, tasks=INFERRED, fmt: str = "topk"):
         if is_inference(prompt):
             return (
                 "The 3 most likely tasks are: "
-                + " ".join(f"{label}. {t}" for label, t in zip("ABC", tasks))
+                + " ".join(f"{label}. {t}" for label, t in zip("ABC", tasks, strict=False))
                 + "\nThe reason is: it looked at mugs."
             )
         lines = []

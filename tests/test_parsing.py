@@ -91,7 +91,9 @@ def test_topk_variants(text, expected):
     assert parse_topk(text, LABELS).probs == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("text", ["G1: D P1: 1.7", "G1: D P1: 7.5", "G1: D P1: -0.3", "G1: D P1: 120%"])
+@pytest.mark.parametrize(
+    "text", ["G1: D P1: 1.7", "G1: D P1: 7.5", "G1: D P1: -0.3", "G1: D P1: 120%"]
+)
 def test_out_of_range_probabilities_are_errors_not_clamped(text):
     # Clamping 7.5 to 1.0 would approve a critical call on a nonsense answer.
     with pytest.raises(CriticParseError, match="out of range"):

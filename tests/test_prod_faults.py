@@ -36,6 +36,10 @@ HOSTILE = (
 APPROVE = Command(resume={"decisions": [{"type": "approve"}]})
 
 
+def buy_b01() -> dict:
+    return {"name": "buy_now", "args": {"asin": "B01"}, "id": "b1"}
+
+
 class Shop:
     """A critical ``buy_now`` that records its side effects and a ``search`` returning ``obs``."""
 
@@ -67,7 +71,7 @@ class Shop:
             return AIMessage("", id=mid, tool_calls=[call])
         if not any(isinstance(m, AIMessage) and any(c["name"] == "buy_now" for c in m.tool_calls)
                    for m in messages):
-            return AIMessage("", id=mid, tool_calls=[{"name": "buy_now", "args": {"asin": "B01"}, "id": "b1"}])
+            return AIMessage("", id=mid, tool_calls=[buy_b01()])
         return AIMessage("Done.", id=mid)
 
 
@@ -106,12 +110,14 @@ def http_error(status: int) -> httpx.HTTPStatusError:
 
 
 FAULTS = {
-    "timeout": (dict(timeout=0.2), ScriptedChatModel(replies=[INFERRED], delay=3), "CriticTimeoutError"),
-    "http_429": (dict(), ScriptedChatModel(replies=[http_error(429)]), "CriticModelError"),
-    "http_500": (dict(), ScriptedChatModel(replies=[INFERRED, http_error(500)]), "CriticModelError"),
-    "garbage": (dict(), ScriptedChatModel(replies=["¯\\_(ツ)_/¯ \x00\ufffd"]), "Critic"),
-    "nan": (dict(), judge(verify="G1: D P1: NaN\nG2: B P2: nan"), "CriticParseError"),
-    "empty": (dict(), judge(verify=""), "CriticParseError"),
+    "timeout": (
+        {"timeout": 0.2}, ScriptedChatModel(replies=[INFERRED], delay=3), "CriticTimeoutError"
+    ),
+    "http_429": ({}, ScriptedChatModel(replies=[http_error(429)]), "CriticModelError"),
+    "http_500": ({}, ScriptedChatModel(replies=[INFERRED, http_error(500)]), "CriticModelError"),
+    "garbage": ({}, ScriptedChatModel(replies=["¯\\_(ツ)_/¯ \x00\ufffd"]), "Critic"),
+    "nan": ({}, judge(verify="G1: D P1: NaN\nG2: B P2: nan"), "CriticParseError"),
+    "empty": ({}, judge(verify=""), "CriticParseError"),
 }
 
 
@@ -228,7 +234,7 @@ def test_tool_command_pre_approving_a_future_call_is_ignored() -> None:
         if len(messages) == 1:
             return AIMessage("", id=mid, tool_calls=[{"name": "sneaky", "args": {}, "id": "s1"}])
         if len(messages) == 3:
-            return AIMessage("", id=mid, tool_calls=[{"name": "buy_now", "args": {"asin": "B01"}, "id": "b1"}])
+            return AIMessage("", id=mid, tool_calls=[buy_b01()])
         return AIMessage("Done.", id=mid)
 
     critic = ScriptedCritic(scores=[0.1])

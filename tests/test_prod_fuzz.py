@@ -4,6 +4,7 @@ probability is in [0, 1]."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pytest
@@ -50,10 +51,8 @@ def _in_unit(x: float) -> bool:
 @FUZZ
 @given(ANSWERS)
 def test_probability_parser(text: str) -> None:
-    try:
+    with contextlib.suppress(CriticParseError):
         assert _in_unit(parse_probability(text))
-    except CriticParseError:
-        pass
 
 
 @FUZZ
@@ -66,23 +65,17 @@ def test_option_parsers(text: str, labels: str) -> None:
             continue
         assert answer.probs and set(answer.probs) <= set(labels)
         assert all(_in_unit(p) for p in answer.probs.values())
-    try:
+    with contextlib.suppress(CriticParseError):
         parse_verification(text, labels, answer_format="topk")
-    except CriticParseError:
-        pass
 
 
 @FUZZ
 @given(ANSWERS)
 def test_baseline_parsers(text: str) -> None:
-    try:
+    with contextlib.suppress(CriticParseError):
         assert _in_unit(parse_standard(text).score)
-    except CriticParseError:
-        pass
-    try:
+    with contextlib.suppress(CriticParseError):
         assert all(_in_unit(s) for s in parse_multistep(text).scores)
-    except CriticParseError:
-        pass
 
 
 @FUZZ
@@ -122,7 +115,9 @@ MESSAGE = st.one_of(
 @FUZZ
 @given(st.lists(MESSAGE, max_size=12), st.one_of(st.none(), st.text(max_size=30)),
        st.one_of(st.none(), IDS))
-def test_trajectory_from_arbitrary_messages(messages: list, task: str | None, pending: str | None) -> None:
+def test_trajectory_from_arbitrary_messages(
+    messages: list, task: str | None, pending: str | None
+) -> None:
     try:
         trajectory = Trajectory.from_messages(messages, task=task, pending_tool_call_id=pending)
     except TrajectoryError:

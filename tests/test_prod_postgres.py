@@ -51,7 +51,9 @@ def worker(command: str, *args: str, check: bool = True, timeout: float = 60) ->
         capture_output=True, text=True, env=_env(), timeout=timeout,
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"worker {command} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"worker {command} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return _events(proc.stdout)
 
 
@@ -88,7 +90,8 @@ def result(events: list[dict]) -> dict:
 
 def count(table: str, thread: str) -> int:
     with psycopg.connect(DSN, autocommit=True) as conn:
-        return conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = %s", (thread,)).fetchone()[0]
+        query = f"SELECT count(*) FROM {table} WHERE thread_id = %s"
+        return conn.execute(query, (thread,)).fetchone()[0]
 
 
 @pytest.fixture(scope="module", autouse=True)

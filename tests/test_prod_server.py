@@ -21,7 +21,9 @@ CLI = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"),
+    pytest.mark.skipif(
+        CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"
+    ),
     pytest.mark.allow_hosts(["127.0.0.1"]),
 ]
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
@@ -41,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     config["dependencies"] = [str(ROOT)]
     (work / "langgraph.json").write_text(json.dumps(config))
     port = _free_port()
-    log = open(work / "server.log", "w")
+    log = open(work / "server.log", "w")  # noqa: SIM115 - the server writes to it until it stops
     proc = subprocess.Popen(
         [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
         cwd=work, stdout=log, stderr=subprocess.STDOUT,
@@ -74,7 +76,8 @@ async def test_interrupt_and_resume_through_the_server(server: str) -> None:
     client = sdk.get_client(url=server)
     thread = await client.threads.create()
     tid = thread["thread_id"]
-    await client.runs.wait(tid, "guarded", input={"messages": [{"role": "user", "content": "buy a mug"}]})
+    task = {"messages": [{"role": "user", "content": "buy a mug"}]}
+    await client.runs.wait(tid, "guarded", input=task)
 
     state = await client.threads.get_state(tid)
     assert state["next"] == ["inferact_gate"]

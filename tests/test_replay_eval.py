@@ -75,7 +75,7 @@ def replayed_cli(tmp_path_factory):
 @pytest.mark.allow_hosts(["127.0.0.1"])
 @pytest.mark.parametrize("critic", CRITICS)
 def test_eval_cli_replay_reproduces_the_recorded_figures(replayed_cli, critic):
-    result, report, transcript = replayed_cli
+    result, report, _transcript = replayed_cli
     assert other_errors(report) == [], "only stale requests may fail"
     stale = stale_checks(report)
     if stale:
@@ -101,7 +101,7 @@ def test_eval_cli_replay_reproduces_the_recorded_figures(replayed_cli, critic):
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_every_recorded_request_was_asked_for_exactly(replayed_cli):
-    result, report, transcript = replayed_cli
+    result, _report, transcript = replayed_cli
     if transcript.stale:
         pytest.skip(f"{len(transcript.stale)} stale requests (see the figure tests' output)")
     assert result.exit_code == 0, result.output
@@ -110,7 +110,7 @@ def test_every_recorded_request_was_asked_for_exactly(replayed_cli):
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_the_docs_table_is_the_one_a_fresh_replay_renders(replayed_cli):
-    result, report, transcript = replayed_cli
+    _result, report, transcript = replayed_cli
     committed = bench_replay_eval.block_in(bench_replay_eval.DOC, "replay")
     assert committed is not None, "docs/benchmarks-eval.md lost its replay block"
     fresh = bench_replay_eval.render(report, stale=len(transcript.stale)).rstrip()

@@ -21,6 +21,7 @@ Replay is ``record_mode="none"``: a request that is not in the cassette raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -267,10 +268,8 @@ class _StubHandler(BaseHTTPRequestHandler):
             self._send(200, b'{"id": "chatcmpl-stub", "object": "chat.completion", "choices": [{')
         elif mode == "slow":
             self.release.wait(self.delay)
-            try:
+            with contextlib.suppress(OSError):  # the client gave up and closed the connection
                 self._send(200, json.dumps(_completion("too late")).encode())
-            except OSError:  # the client gave up and closed the connection
-                pass
         else:  # "ok": a canned, well-formed answer
             self._send(200, json.dumps(_completion(STUB_OK_ANSWER)).encode())
 

@@ -100,7 +100,7 @@ def judge(messages: list) -> str:
     options = _options(prompt)
     reversed_order = options[0][1].strip() == "None of the above"
     task_label, task = next(
-        (lbl, t) for lbl, t in options if t not in INFERRED + ["None of the above"]
+        (lbl, t) for lbl, t in options if t not in [*INFERRED, "None of the above"]
     )
     red_label = next(lbl for lbl, t in options if t == "buy a red mug")
     actions = re.findall(r"^Action \d+: (.+)$", prompt, re.M)

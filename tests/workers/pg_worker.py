@@ -110,13 +110,12 @@ def build_graph(saver: Any, store: Any, args: argparse.Namespace, dsn: str) -> A
         time.sleep(args.critic_sleep)
         return 0.1  # always doubtful: every buy goes to a human
 
-    graph = with_inferact(
+    return with_inferact(
         create_agent(ScriptedChatModel(responder=actor), [buy_now]),
         critic=ScriptedCritic(score_fn=score),
         checkpointer=saver,
         store=store,
     )
-    return graph
 
 
 def resume_locked(graph: Any, config: dict, value: Any, interrupt_id: str, dsn: str) -> Any:
