@@ -373,7 +373,7 @@ def scripted_critic_model(
         delay: Seconds to wait before each answer.
 
     Example:
-        >>> from inferact_langgraph import InferActCritic, StandardEvalCritic
+        >>> from inferact_langgraph.critics import InferActCritic, StandardEvalCritic
         >>> from inferact_langgraph.trajectory import Step, Trajectory
         >>> model = scripted_critic_model(lambda action: 0.1 if "B02" in action else 0.9)
         >>> t = Trajectory("buy a 66x66 shade", (Step("search(q=shade)", "B01, B02"),

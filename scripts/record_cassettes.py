@@ -140,7 +140,8 @@ def record_critic(base_url: str, model: str, server: str, max_tokens: int | None
                   which: set[str]) -> None:
     from langchain_openai import ChatOpenAI
 
-    from inferact_langgraph import InferActCritic, StandardEvalCritic, Trajectory
+    from inferact_langgraph import InferActCritic, Trajectory
+    from inferact_langgraph.critics import StandardEvalCritic
 
     record = _records()[CRITIC_RECORD_ID]
     trajectory = Trajectory.from_record(record)

@@ -38,16 +38,9 @@ from vcr_support import (
     stub_server,
 )
 
-from inferact_langgraph import (
-    CriticModelError,
-    CriticParseError,
-    CriticTimeoutError,
-    InferActCritic,
-    StandardEvalCritic,
-    Trajectory,
-    critical,
-    with_inferact,
-)
+from inferact_langgraph import InferActCritic, Trajectory, critical, with_inferact
+from inferact_langgraph.critics import StandardEvalCritic
+from inferact_langgraph.errors import CriticModelError, CriticParseError, CriticTimeoutError
 from inferact_langgraph.testing import ScriptedChatModel
 
 INFERACT = "test_cassettes_critic/inferact_hotpotqa.yaml"

@@ -1,16 +1,118 @@
-"""The public API is pinned: a change to it is a deliberate change to this list."""
+"""The public API is pinned: a change to it is a deliberate change to these lists."""
+
+import subprocess
+import sys
+import warnings
+
+import pytest
 
 import inferact_langgraph
+import inferact_langgraph.cache
+import inferact_langgraph.critics
+import inferact_langgraph.errors
+
+# What the README and docs/*.md import from the top level, plus the root error and the errors
+# a caller catches around a guarded graph.
+TOP_LEVEL = [
+    "Critic",
+    "CriticError",
+    "CriticalSpec",
+    "FeedbackMemory",
+    "InferActCritic",
+    "InferActError",
+    "InferActMiddleware",
+    "ResumeError",
+    "Step",
+    "Trajectory",
+    "UnsupportedGraphError",
+    "Verdict",
+    "critical",
+    "make_critic",
+    "with_inferact",
+]
+
+# Extras the core never imports: the research harness needs them, a guarded agent does not.
+HEAVY = ("sklearn", "numpy", "scipy", "matplotlib", "tqdm", "pandas")
 
 
-def test_public_api_is_pinned_and_sorted():
+def test_top_level_api_is_pinned_and_sorted():
     assert inferact_langgraph.__all__ == sorted(inferact_langgraph.__all__)
-    assert inferact_langgraph.__all__ == [
-        "CachedCritic", "Critic", "CriticError", "CriticModelError", "CriticParseError", "CriticTimeoutError",
-        "CriticalSpec", "FeedbackMemory", "InMemoryVerdictCache", "InferActCritic", "InferActError", "InferActMiddleware", "LogprobCritic",
-        "MultiStepCritic", "Preset", "ResumeError", "SelfConsistencyCritic", "StandardEvalCritic",
-        "Step", "TokenBudget", "Trajectory", "UnsupportedGraphError", "Usage", "Verdict",
-        "aggregate_steps", "critical", "get_preset", "make_critic", "with_inferact",
-    ]
-    for name in inferact_langgraph.__all__:
+    assert inferact_langgraph.__all__ == TOP_LEVEL
+    for name in TOP_LEVEL:
         assert getattr(inferact_langgraph, name) is not None
+
+
+def test_the_rest_lives_in_its_module():
+    assert {
+        "InferActCritic",
+        "LogprobCritic",
+        "MultiStepCritic",
+        "SelfConsistencyCritic",
+        "StandardEvalCritic",
+        "make_critic",
+    } <= set(inferact_langgraph.critics.__all__)
+    assert {"CachedCritic", "InMemoryVerdictCache", "VerdictCache"} <= set(
+        inferact_langgraph.cache.__all__
+    )
+    root = inferact_langgraph.InferActError
+    for name in ("CriticModelError", "CriticParseError", "CriticTimeoutError", "DatasetError"):
+        assert issubclass(getattr(inferact_langgraph.errors, name), root)
+    # The top-level names are the modules' own objects, not copies.
+    assert inferact_langgraph.InferActCritic is inferact_langgraph.critics.InferActCritic
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("StandardEvalCritic", inferact_langgraph.critics),
+        ("CachedCritic", inferact_langgraph.cache),
+        ("CriticParseError", inferact_langgraph.errors),
+    ],
+)
+def test_a_name_0_1_exported_still_resolves_with_a_deprecation_warning(name, module):
+    with pytest.warns(DeprecationWarning, match=f"import {name} from {module.__name__}"):
+        value = getattr(inferact_langgraph, name)
+    assert value is getattr(module, name)
+    assert name not in inferact_langgraph.__all__
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecation warning for a name that never existed
+        with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+            _ = inferact_langgraph.NoSuchThing
+
+
+def _import_with_heavy_extras_blocked(module: str) -> subprocess.CompletedProcess[str]:
+    # A None entry in sys.modules makes any import of that package fail, as if not installed.
+    code = (
+        "import sys\n"
+        f"for name in {HEAVY!r}:\n"
+        "    sys.modules[name] = None\n"
+        f"import {module}\n"
+        f"loaded = [n for n in {HEAVY!r} if sys.modules.get(n) is not None]\n"
+        "assert not loaded, loaded\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "inferact_langgraph",
+        "inferact_langgraph.examples",  # the demo's environments (the base install's quickstart)
+        "inferact_langgraph.demo",
+        "inferact_langgraph.cli",
+    ],
+)
+def test_the_core_imports_without_the_eval_extra(module):
+    result = _import_with_heavy_extras_blocked(module)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_research_harness_without_the_eval_extra_says_which_extra_it_needs():
+    result = _import_with_heavy_extras_blocked("inferact_langgraph.eval.trials")
+    assert result.returncode != 0
+    assert "pip install 'inferact-langgraph[eval]'" in result.stderr, result.stderr

@@ -15,7 +15,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from langchain_openai import ChatOpenAI
 
-from inferact_langgraph import StandardEvalCritic, Step, Trajectory
+from inferact_langgraph import Step, Trajectory
+from inferact_langgraph.critics import StandardEvalCritic
 from inferact_langgraph.errors import CriticTimeoutError
 
 ANSWER = "The answer is: Incorrect\nConfidence: 0.8\nJustification: wrong product."

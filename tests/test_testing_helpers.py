@@ -6,13 +6,11 @@ import asyncio
 
 import pytest
 
-from inferact_langgraph import (
-    InferActCritic,
+from inferact_langgraph import InferActCritic, Step, Trajectory
+from inferact_langgraph.critics import (
     MultiStepCritic,
     SelfConsistencyCritic,
     StandardEvalCritic,
-    Step,
-    Trajectory,
 )
 from inferact_langgraph.testing import (
     answer_critic_prompt,

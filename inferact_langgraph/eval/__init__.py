@@ -25,6 +25,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+try:  # the metrics need the [eval] extra: say so rather than "No module named 'numpy'"
+    import numpy  # noqa: F401
+    import sklearn  # noqa: F401
+except ImportError as exc:  # pragma: no cover - tested in a subprocess
+    raise ImportError(
+        f"inferact_langgraph.eval needs the [eval] extra ({exc.name} is missing): "
+        "pip install 'inferact-langgraph[eval]'"
+    ) from exc
+
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.eval.datasets import (
     BadRecord,
