@@ -21,6 +21,7 @@ from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
+from inferact_langgraph.wrap import build_critic
 
 
 def test_file_round_trip_and_clear_errors(tmp_path):
@@ -188,4 +189,21 @@ def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(
     row = json.loads((out / "report.json").read_text())["trajectories"][34]
     assert verdict.uncalibrated_score == row["critics"]["inferact"]["score"]
     assert verdict.score == pytest.approx(row["critics"]["inferact"]["calibrated_score"])
-    assert f'calibration="{path}"' in result.output
+    # The calibrated paste line builds InferAct with the file, the threshold a probability.
+    threshold = figures["choice"]["critic_threshold"]
+    line = (
+        f'with_inferact(graph, model="openai:m", preset="hotpotqa", calibration="{path}", '
+        f"threshold={threshold:.6g})"
+    )
+    assert line in result.output.splitlines()
+    given = {}
+
+    def paste(graph, *, model, **options):  # with_inferact's critic, on the replay model
+        given["model"] = model
+        return build_critic(model=replay, **options)
+
+    replay = model
+    built = eval(line, {"graph": None, "with_inferact": paste})
+    assert given["model"] == "openai:m"
+    assert built.calibration == calibration and built.threshold == float(f"{threshold:.6g}")
+    assert built.preset == "hotpotqa"

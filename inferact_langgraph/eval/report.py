@@ -762,6 +762,8 @@ def paste_line(
     Example:
         >>> paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"})
         'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", threshold=0.55)'
+        >>> paste_line("inferact", 0.4, {"model": "m"}, calibration_file="r/inferact.json")
+        'with_inferact(graph, model="m", calibration="r/inferact.json", threshold=0.4)'
         >>> paste_line("standard", 0.3, {"model": "m"})
         'with_inferact(graph, critic=make_critic("standard", model="m", threshold=0.3))'
     """
@@ -779,7 +781,7 @@ def paste_line(
     if calibration_file:
         options += f', calibration="{calibration_file}"'
     value = _fmt_threshold(threshold)
-    if name == "inferact" and not meta.get("risk_aware") and not calibration_file:
+    if name == "inferact" and not meta.get("risk_aware"):  # with_inferact builds InferAct
         return f"with_inferact(graph, model={model}{options}, threshold={value})"
     return (
         f'with_inferact(graph, critic=make_critic("{name}", model={model}{options}, '
