@@ -160,17 +160,20 @@ def cross_validated_calibration(
             fitted = fit_calibration(s[train].tolist(), y[train].tolist(), seed=seed + repeat)
             methods[fitted.method] = methods.get(fitted.method, 0) + 1
             pooled[test] = fitted.apply(s[test].tolist())
-            fold_runs["before"].append(calibration_figures(s[test], y[test], n_bins=n_bins))
-            fold_runs["after"].append(calibration_figures(pooled[test], y[test], n_bins=n_bins))
+            held = y[test].tolist()
+            fold_runs["before"].append(calibration_figures(s[test].tolist(), held, n_bins=n_bins))
+            fold_runs["after"].append(
+                calibration_figures(pooled[test].tolist(), held, n_bins=n_bins)
+            )
             raw, calibrated = _auc_pr(y[test], s[test]), _auc_pr(y[test], pooled[test])
             if raw is not None and calibrated is not None:
                 fold_auc.append((raw, calibrated))
-        observed = calibration_figures(pooled, y, n_bins=n_bins)
+        observed = calibration_figures(pooled.tolist(), y.tolist(), n_bins=n_bins)
         pooled_runs.append(observed)
         for key, binning in (("ece", "width"), ("ece_mass", "mass")):
             drawn = [
                 expected_calibration_error(
-                    (rng.random(len(pooled)) >= pooled).astype(int),  # off track: 1
+                    (rng.random(len(pooled)) >= pooled).astype(int).tolist(),  # off track: 1
                     (1.0 - pooled).tolist(),
                     n_bins=n_bins,
                     binning=binning,  # type: ignore[arg-type]
@@ -196,17 +199,14 @@ def cross_validated_calibration(
         "n": len(s),
         "n_bins": n_bins,
         "methods": methods,
-        "before": calibration_figures(s, y, n_bins=n_bins),
+        "before": calibration_figures(s.tolist(), y.tolist(), n_bins=n_bins),
         "after": {
             key: _spread([float(v) for r in pooled_runs if (v := r[key]) is not None])
             for key in keys
         },
         "per_fold": {
             "size": len(s) / k,
-            **{
-                side: {key: mean_of(runs, key) for key in keys}
-                for side, runs in fold_runs.items()
-            },
+            **{side: {key: mean_of(runs, key) for key in keys} for side, runs in fold_runs.items()},
         },
         "fold_auc_pr": {
             "before": statistics.fmean(a for a, _ in fold_auc) if fold_auc else None,
@@ -217,7 +217,10 @@ def cross_validated_calibration(
         },
         "all_data": {
             "method": whole.method,
-            "auc_pr": {"before": _auc_pr(y, s), "after": _auc_pr(y, np.asarray(whole.apply(s)))},
+            "auc_pr": {
+                "before": _auc_pr(y, s),
+                "after": _auc_pr(y, np.array(whole.apply(s.tolist()), dtype=float)),
+            },
         },
         "target": target,
     }
