@@ -35,6 +35,13 @@ PAPER = {
 }
 SEED = 0
 DEV_SPLIT = 0.5
+FOLDS = 5
+REPEATS = 10
+FLOOR_DRAWS = 200  # per repeat: 2000 label draws in all
+TARGET = 0.05  # issue 14: InferAct's held-out ECE at or under 5%
+SPECS = ("inferact", "multistep:product", "standard")  # the order of the tables
+CALIBRATION_DOC = ROOT / "docs" / "calibration.md"
+CALIBRATION_KEY = "calibration-replay"
 
 
 def cli_args(data: Path, out: Path) -> list[str]:
@@ -85,10 +92,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
 
 
-def render(report: dict[str, Any], stale: int = 0) -> str:
-    """The markdown block: this run beside the paper, what differs, held-out and calibration."""
-    from inferact_langgraph.eval import cross_validated_calibration
+def calibration_results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each critic's cross-validated calibration, and InferAct's with 5 bins (``"coarse"``)."""
+    results = {spec: cross_validate(report, spec) for spec in SPECS}
+    results["coarse"] = cross_validate(report, "inferact", 5)
+    return results
 
+
+def render(
+    report: dict[str, Any], stale: int = 0, results: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """The markdown block: this run beside the paper, what differs, held-out and calibration."""
+    results = results or calibration_results(report)
     rows = report["trajectories"]
     n, off = len(rows), sum(r["label"] for r in rows)
     paper_rows = [PAPER[s] for s in ("inferact", "multistep:product")]
@@ -149,78 +164,170 @@ def render(report: dict[str, Any], stale: int = 0) -> str:
         "four aggregations (Appendix D).",
         "",
         f"Held-out estimate (threshold chosen on a stratified dev half, seed {SEED}; "
-        "figures on the other half), and calibration of the score as P(on track):",
+        "figures on the other half):",
         "",
-        "| critic | held-out F1 | held-out AUC-PR | threshold (dev) | ECE raw | ECE calibrated "
-        "(CV mean [min-max]) | Brier raw → calibrated | AUC-PR per fold raw → calibrated |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| critic | held-out F1 | held-out AUC-PR | threshold (dev) |",
+        "|---|---:|---:|---:|",
     ]
     for spec in ("inferact", "multistep:product", "standard"):
-        summary = report["critics"][spec]
-        held = summary["metrics"]["held_out"]
-        dev_thr = summary["thresholds"]["dev"]["critic_threshold"]
-        scored = [r for r in rows if "score" in r["critics"][spec]]
-        cv = cross_validated_calibration(
-            [r["critics"][spec]["score"] for r in scored],
-            [1 - r["label"] for r in scored],
-            folds=5,
-            repeats=10,
-            seed=SEED,
-        )
-        ece = cv["after"]["ece"]
-        if spec == "inferact":
-            inferact_ece = ece["mean"]
-            floor = ece_floor(
-                [r["critics"][spec]["score"] for r in scored], [1 - r["label"] for r in scored]
-            )
-        lines.append(
-            f"| `{spec}` | {_pct(held['f1'])} | {_pct(held['auc_pr'])} | {dev_thr:g} | "
-            f"{_pct(cv['before']['ece'])} | {_pct(ece['mean'])} [{_pct(ece['min'])}-"
-            f"{_pct(ece['max'])}] | {cv['before']['brier']:.3f} → "
-            f"{cv['after']['brier']['mean']:.3f} | {_pct(cv['fold_auc_pr']['before'])} → "
-            f"{_pct(cv['fold_auc_pr']['after'])} |"
-        )
-    lines += [
-        "",
-        "Calibration is cross-validated because there are few trajectories: 5-fold, "
-        "stratified, repeated 10 times; in each fold a map fitted on the other four folds "
-        "(Platt scaling or isotonic regression, whichever has the lower held-out log-loss "
-        "there) calibrates the fold, and ECE (10 bins) and Brier are computed on the pooled "
-        "out-of-fold probabilities. The map is monotone, so within a fold it cannot change "
-        "the ranking: AUC-PR per fold is the raw score's. The target set for InferAct was a "
-        f"held-out ECE at or under 5%: the mean here is {_pct(inferact_ece)}%, "
-        f"{'within' if inferact_ece <= 0.05 else 'above'} it. With {n} labels a 10-bin ECE "
-        "is noisy: when labels are drawn from InferAct's own calibrated probabilities (so the "
-        f"probabilities are exactly right), the ECE of {n} trajectories is "
-        f"{_pct(floor['mean'])}% on average (median {_pct(floor['median'])}%, at or under 5% "
-        f"in {floor['share_at_5']:.0%} of {floor['draws']} draws, seed {SEED}): the figures "
-        "above are at the floor of what this many trajectories can measure.",
-        "",
-    ]
+        held = report["critics"][spec]["metrics"]["held_out"]
+        dev_thr = report["critics"][spec]["thresholds"]["dev"]["critic_threshold"]
+        lines.append(f"| `{spec}` | {_pct(held['f1'])} | {_pct(held['auc_pr'])} | {dev_thr:g} |")
+    cvs = {spec: results[spec] for spec in SPECS}
+    lines += ["", *calibration_table(cvs, coarse=results["coarse"]), ""]
     return "\n".join(lines)
 
 
-def ece_floor(scores: list[float], on_track: list[int], draws: int = 2000) -> dict[str, Any]:
-    """ECE of probabilities that are right by construction: labels drawn from them."""
-    import numpy as np
+def cross_validate(report: dict[str, Any], spec: str, n_bins: int = 10) -> dict[str, Any]:
+    """The cross-validated calibration of one critic's replayed scores (as `inferact eval`)."""
+    from inferact_langgraph.eval import cross_validated_calibration
 
-    from inferact_langgraph.calibration import fit_calibration
-    from inferact_langgraph.eval.metrics import expected_calibration_error
+    scored = [r for r in report["trajectories"] if "score" in r["critics"][spec]]
+    return cross_validated_calibration(
+        [r["critics"][spec]["score"] for r in scored],
+        [1 - r["label"] for r in scored],
+        folds=FOLDS,
+        repeats=REPEATS,
+        seed=SEED,
+        n_bins=n_bins,
+        floor_draws=FLOOR_DRAWS,
+        target=TARGET,
+    )
 
-    p = np.asarray(fit_calibration(scores, on_track, seed=SEED).apply(scores))
-    rng = np.random.default_rng(SEED)
-    values = np.array(
+
+def calibration_table(
+    cvs: dict[str, dict[str, Any]], coarse: dict[str, Any] | None = None
+) -> list[str]:
+    """The calibration table and what it says about the target.
+
+    ``coarse``: InferAct's figures with 5 bins instead of 10 (how much the bin count moves
+    the ECE and its floor).
+    """
+    lines = [
+        "Calibration of the score as P(on track), cross-validated (5-fold, stratified, "
+        f"repeated {REPEATS} times; ECE with 10 bins; in %, Brier as is):",
+        "",
+        "| critic | ECE raw | ECE calibrated, pooled out-of-fold: mean [min-max] | same, "
+        "equal-mass bins | ECE per fold (18 each), mean | floor: ECE of right probabilities "
+        "(mean, equal-mass) | Brier raw → calibrated | AUC-PR raw → calibrated: map fitted on "
+        "all · per fold · pooled |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for spec, cv in cvs.items():
+        before, after, fold, floor = cv["before"], cv["after"], cv["per_fold"], cv["floor"]
+        whole, fold_auc = cv["all_data"]["auc_pr"], cv["fold_auc_pr"]
+        ece, mass = after["ece"], after["ece_mass"]
+        lines.append(
+            f"| `{spec}` | {_pct(before['ece'])} | **{_pct(ece['mean'])}** [{_pct(ece['min'])}-"
+            f"{_pct(ece['max'])}] | {_pct(mass['mean'])} [{_pct(mass['min'])}-"
+            f"{_pct(mass['max'])}] | {_pct(fold['after']['ece'])} | "
+            f"{_pct(floor['ece']['mean'])} ({_pct(floor['ece_mass']['mean'])}) | "
+            f"{before['brier']:.3f} → {after['brier']['mean']:.3f} | "
+            f"{_pct(whole['before'])} → {_pct(whole['after'])} · {_pct(fold_auc['before'])} → "
+            f"{_pct(fold_auc['after'])} · {_pct(before['auc_pr'])} → "
+            f"{_pct(after['auc_pr']['mean'])} |"
+        )
+    cv = cvs["inferact"]
+    n, ece, floor = cv["n"], cv["after"]["ece"]["mean"], cv["floor"]["ece"]
+    met = ece <= TARGET
+    fold_auc = cv["fold_auc_pr"]
+    needed = n * (floor["mean"] / TARGET) ** 2
+    lines += [
+        "",
+        "How it is measured. In each repeat the trajectories are split into 5 stratified folds; "
+        "each fold is calibrated by a map fitted on the other four (Platt scaling or isotonic "
+        "regression, whichever has the lower held-out log-loss there), so every trajectory "
+        "gets one probability from a map that never saw it. **Pooled out-of-fold** ECE is "
+        f"computed over those {n} probabilities at once, then averaged over the repeats: the "
+        "headline. *Per fold* ECE is computed within each held-out fold of 18 and averaged; "
+        "with 1-3 trajectories per bin it is mostly sampling noise (it reads high even for "
+        "the raw scores), so it is shown, not used. Bins: 10, as in the raw figures of the "
+        f"issue ({_pct(cvs['inferact']['before']['ece'])}% and "
+        f"{_pct(cvs['standard']['before']['ece'])}%); equal-width bins are the headline, so "
+        "before and after compare with those, and equal-mass bins (9 trajectories each, the "
+        "usual choice for few examples) are shown beside them. The bins were not chosen to "
+        "meet the target.",
+        "",
+        "The *floor* is what a perfect calibration would show here: labels drawn from each "
+        f"repeat's calibrated probabilities ({floor_draws(cv)} draws), so the probabilities "
+        "are right by construction, and the ECE of those labels with the same bins. A binned "
+        "ECE on few labels is biased upwards: it is never zero, even for right probabilities.",
+        "",
+        f"**The target** for InferAct was a held-out ECE at or under {_pct(TARGET)}% with "
+        f"AUC-PR unchanged. Cross-validated, InferAct's ECE is {_pct(ece)}% (equal-mass "
+        f"{_pct(cv['after']['ece_mass']['mean'])}%): "
+        + (
+            "**the target is met**."
+            if met
+            else f"**the target is not met** ({_pct(ece)}% > {_pct(TARGET)}%)."
+        )
+        + f" Right probabilities show {_pct(floor['mean'])}% on {n} labels on average "
+        f"(median {_pct(floor['median'])}%, 90th percentile {_pct(floor['q90'])}%), and at "
+        f"or under {_pct(TARGET)}% in only {floor['share_at_or_under_target']:.0%} of the "
+        f"draws; InferAct's {_pct(ece)}% is at the "
+        f"{100 * floor['share_at_or_under_observed']:.0f}th percentile of them (equal-mass: "
+        f"{100 * cv['floor']['ece_mass']['share_at_or_under_observed']:.0f}th). So the "
+        f"calibrated probabilities cannot be told apart from right ones on {n} labels, and "
+        f"a {_pct(TARGET)}% target cannot be verified on {n} trajectories: as the noise "
+        "shrinks roughly with the square root of the number of labels, the floor would reach "
+        f"{_pct(TARGET)}% near {10 * round(needed / 10):.0f} labelled trajectories."
+        + (
+            ""
+            if coarse is None
+            else " With 5 bins instead of 10 the ECE and its floor both drop: "
+            f"{_pct(coarse['after']['ece']['mean'])}% (floor "
+            f"{_pct(coarse['floor']['ece']['mean'])}%) with equal-width bins, "
+            f"{_pct(coarse['after']['ece_mass']['mean'])}% (floor "
+            f"{_pct(coarse['floor']['ece_mass']['mean'])}%) with equal-mass bins. The bin "
+            "count alone moves the figure by about as much as the target asks for, which is "
+            "why it is read against its floor, at the 10 bins the issue's figures used."
+        ),
+        "",
+        "**AUC-PR.** The calibration `inferact eval` writes is one monotone, strictly "
+        "increasing map, so it keeps the ranking: fitted on all the trajectories it leaves "
+        f"AUC-PR exactly as it was ({_pct(cv['all_data']['auc_pr']['before'])} → "
+        f"{_pct(cv['all_data']['auc_pr']['after'])}). Within the folds, AUC-PR moved in "
+        f"{fold_auc['changed']} of {fold_auc['folds']} folds (by at most "
+        f"{100 * fold_auc['max_change']:.1f} points), where an isotonic step gave one value to "
+        "raw scores that only float rounding separates (0.6 and 0.6000000000000001: the same "
+        "answer); the pooled out-of-fold AUC-PR is lower because it ranks trajectories "
+        "calibrated by five different maps against each other, which no deployed critic does.",
+    ]
+    return lines
+
+
+def render_summary(results: dict[str, dict[str, Any]]) -> str:
+    """The short block of docs/calibration.md: what calibration achieves on the real answers."""
+    cv = results["inferact"]
+    ece, floor = cv["after"]["ece"]["mean"], cv["floor"]["ece"]
+    standard = results["standard"]
+    whole = cv["all_data"]["auc_pr"]
+    return "\n".join(
         [
-            expected_calibration_error((rng.random(len(p)) >= p).astype(int), 1 - p)
-            for _ in range(draws)
+            "What it achieves on real answers (generated by `python bench/bench_replay_eval.py` "
+            "from the replayed HotPotQA run; the table and the method are in "
+            "[benchmarks-eval.md](benchmarks-eval.md#a-capable-models-real-answers-replayed-"
+            "beside-the-papers-table-1)): cross-validated over the "
+            f"{cv['n']} trajectories (pooled out-of-fold, 10 equal-width bins, mean of "
+            f"{cv['repeats']} repeated 5-fold splits), InferAct's ECE drops from "
+            f"{_pct(cv['before']['ece'])}% to {_pct(ece)}% (equal-mass bins: "
+            f"{_pct(cv['before']['ece_mass'])}% to {_pct(cv['after']['ece_mass']['mean'])}%) "
+            f"and standard evaluation's from {_pct(standard['before']['ece'])}% to "
+            f"{_pct(standard['after']['ece']['mean'])}%; the Brier score falls "
+            f"({cv['before']['brier']:.3f} to {cv['after']['brier']['mean']:.3f} for InferAct), "
+            f"and the map fitted on all of them leaves AUC-PR as it was ({_pct(whole['before'])}"
+            f" → {_pct(whole['after'])}). The target of {_pct(TARGET)}% is "
+            + ("met." if ece <= TARGET else "**not met**.")
+            + f" It is below what {cv['n']} labels can resolve: probabilities that are right "
+            f"by construction show {_pct(floor['mean'])}% on {cv['n']} labels on average, and "
+            f"InferAct's {_pct(ece)}% is at the "
+            f"{100 * floor['share_at_or_under_observed']:.0f}th percentile of them.",
         ]
     )
-    return {
-        "mean": float(values.mean()),
-        "median": float(np.median(values)),
-        "share_at_5": float((values <= 0.05).mean()),
-        "draws": draws,
-    }
+
+
+def floor_draws(cv: dict[str, Any]) -> int:
+    return int(cv["floor"]["draws"])
 
 
 def replace_block(path: Path, key: str, body: str) -> None:
@@ -254,12 +361,19 @@ def main(argv: list[str] | None = None) -> int:
     if result.exit_code != 0:
         print(result.output, file=sys.stderr)
         return result.exit_code
-    body = render(report, stale=len(transcript.stale))
+    results = calibration_results(report)
+    body = render(report, stale=len(transcript.stale), results=results)
+    summary = render_summary(results)
     if args.print:
         print(body)
+        print(summary)
     else:
         replace_block(args.doc, KEY, body)
-        print(f"wrote the {KEY} block of {args.doc}")
+        replace_block(CALIBRATION_DOC, CALIBRATION_KEY, summary)
+        print(
+            f"wrote the {KEY} block of {args.doc} and the {CALIBRATION_KEY} block of "
+            f"{CALIBRATION_DOC}"
+        )
     return 0
 
 

@@ -14,7 +14,9 @@ that ``threshold=0.5`` means "flag when the action is less likely than not to se
   path) and applies it to the score before comparing with its threshold.
 
 Isotonic maps are made strictly increasing (ties broken by the raw score, at the 1e-6 level),
-so a calibration never merges two scores and the ranking, hence AUC-PR, is unchanged.
+so a calibration keeps the ranking, hence AUC-PR: only scores that float rounding alone
+separates (0.6 and 0.6000000000000001, differing by less than about 1e-9) can share a value
+on a flat isotonic step.
 
 Example:
     >>> calibration = Calibration.platt(slope=4.0, intercept=-2.0)

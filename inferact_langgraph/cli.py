@@ -256,7 +256,8 @@ def eval_command(
             "--calibration-cv",
             min=2,
             help="Also measure calibration by repeated stratified k-fold over all the data "
-            "with this many folds (for small data sets).",
+            "with this many folds (for small data sets): ECE of the pooled out-of-fold "
+            "probabilities, per-fold ECE, and the ECE right probabilities would show.",
         ),
     ] = None,
     cost_missed: Annotated[

@@ -87,6 +87,10 @@ class InferActMiddleware(AgentMiddleware):
         preset: InferAct's prompt preset when built from ``model``.
         cache: ``True`` (in memory) or a verdict store: identical pending calls are not
             checked twice.
+        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
+            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
+            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
+            it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical, or names mapped to specs; tools marked
             with ``@critical`` are found by themselves.
         on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
@@ -125,6 +129,7 @@ class InferActMiddleware(AgentMiddleware):
         threshold: float | None = None,
         preset: str = "generic",
         cache: Any = None,
+        calibration: Any = None,
         critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
         on_critic_error: OnCriticError = "interrupt",
         on_reject: OnReject = "continue",
@@ -157,7 +162,12 @@ class InferActMiddleware(AgentMiddleware):
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
             critic=build_critic(
-                model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
+                model=model,
+                critic=critic,
+                threshold=threshold,
+                preset=preset,
+                cache=cache,
+                calibration=calibration,
             ),
             specs=resolve_critical_tools((), critical),
             options=options,

@@ -88,6 +88,8 @@ class AuditEntry(TypedDict):
     options: list[str]
     option_probs: dict[str, float]
     order_probs: NotRequired[dict[str, dict[str, float]]]
+    uncalibrated_score: NotRequired[float]
+    """The critic's raw score, when a calibration mapped it to ``score``."""
     decision: str
     """``approve`` / ``edit`` / ``reject`` / ``respond``."""
     decided_by: DecidedBy
@@ -170,5 +172,7 @@ def audit_entry(
     }
     if record.get("order_probs"):
         entry["order_probs"] = record["order_probs"]
+    if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
+        entry["uncalibrated_score"] = verdict["uncalibrated_score"]
     entry.update({k: v for k, v in extra.items() if v is not None})
     return entry  # type: ignore[return-value]

@@ -108,6 +108,8 @@ class InferActReviewInfo(TypedDict):
     option_probs: NotRequired[dict[str, float]]
     order_probs: NotRequired[dict[str, dict[str, float]]]
     """Per-order option probabilities (``"original"``, ``"reversed"``), if the critic has them."""
+    uncalibrated_score: NotRequired[float]
+    """The critic's raw score, when a calibration mapped it to ``score`` (a probability)."""
 
 
 class InferActActionRequest(ActionRequest):

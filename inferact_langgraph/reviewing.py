@@ -207,6 +207,8 @@ class ReviewProtocol:
                     f"InferAct doubts this call: p(user's task) = {r['score']:.2f} "
                     f"< threshold {r['threshold']:.2f}."
                 )
+                if verdict.get("uncalibrated_score") is not None:
+                    why += f" (calibrated; raw score {verdict['uncalibrated_score']:.2f})"
             description = "\n".join(x for x in (r.get("description"), why) if x)
             info: dict[str, Any] = {
                 "tool_call_id": r["tool_call_id"],
@@ -226,6 +228,8 @@ class ReviewProtocol:
             }
             if r.get("order_probs"):
                 info["order_probs"] = r["order_probs"]
+            if verdict.get("uncalibrated_score") is not None:
+                info["uncalibrated_score"] = verdict["uncalibrated_score"]
             action_requests.append(
                 {"name": r["tool"], "args": r["args"], "description": description, "inferact": info}
             )

@@ -82,16 +82,29 @@ def build_critic(
     threshold: float | None = None,
     preset: str = "generic",
     cache: Any = None,
+    calibration: Any = None,
 ) -> Critic:
     """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
 
     ``cache=True`` keeps verdicts in memory; a verdict store
     (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
-    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead.
+    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead. ``calibration``
+    (a :class:`~inferact_langgraph.calibration.Calibration` or the path of its file) maps
+    InferAct's score to P(on track) before it meets ``threshold``.
 
     Raises:
-        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` given
-            together with a ready-made critic (set it on the critic instead).
+        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` or
+            ``calibration`` given together with a ready-made critic (set them on the critic
+            instead); a calibration that is not one (``CalibrationError``).
+        FileNotFoundError: ``calibration`` names a file that does not exist.
+
+    Example:
+        >>> from inferact_langgraph.calibration import Calibration
+        >>> from inferact_langgraph.testing import scripted_critic_model
+        >>> critic = build_critic(model=scripted_critic_model(0.6), threshold=0.5,
+        ...                       calibration=Calibration.platt(slope=10, intercept=-8))
+        >>> critic.calibration.method, critic.threshold
+        ('platt', 0.5)
     """
     if critic is not None:
         if not isinstance(critic, Critic):
@@ -102,6 +115,12 @@ def build_critic(
             raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
         if threshold is not None:
             raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
+        if calibration is not None:
+            raise ValueError(
+                "calibration= goes to the critic you built, with its threshold: "
+                'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
+                "or InferActCritic(..., calibration=...); then pass critic= alone"
+            )
         return _cached(critic, cache)
     if model is None:
         raise ValueError(
@@ -111,7 +130,10 @@ def build_critic(
     from inferact_langgraph.critics.inferact import InferActCritic
 
     built = InferActCritic(
-        model=model, threshold=0.5 if threshold is None else threshold, preset=preset
+        model=model,
+        threshold=0.5 if threshold is None else threshold,
+        preset=preset,
+        calibration=calibration,
     )
     return _cached(built, cache)
 
@@ -350,6 +372,7 @@ def with_inferact(
     threshold: float | None = None,
     preset: str = "generic",
     cache: Any = None,
+    calibration: Any = None,
     critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
     checkpointer: Any = None,
     store: Any = None,
@@ -375,6 +398,10 @@ def with_inferact(
         preset: InferAct's prompt preset when built from ``model``.
         cache: ``True`` (in memory) or a verdict store: an identical pending call (same task
             and action chain, e.g. after a retried step) is answered without a model call.
+        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
+            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
+            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
+            it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
             mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any).
@@ -453,7 +480,12 @@ def with_inferact(
         )
     guard = InferActGuard(
         critic=build_critic(
-            model=model, critic=critic, threshold=threshold, preset=preset, cache=cache
+            model=model,
+            critic=critic,
+            threshold=threshold,
+            preset=preset,
+            cache=cache,
+            calibration=calibration,
         ),
         specs=specs,
         options=options,

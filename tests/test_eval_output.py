@@ -185,6 +185,14 @@ def test_paste_lines_are_python_and_name_the_critic_settings():
         in remote
     )
     assert 'risk_aware=True, calibration="r/c.json", threshold=0.3))' in remote
+    calibrated = paste_line(
+        "inferact", 0.42, {"model": "openai:gpt-4o"}, calibration_file="r/inferact.json"
+    )
+    ast.parse(calibrated)
+    assert calibrated == (
+        'with_inferact(graph, model="openai:gpt-4o", calibration="r/inferact.json", '
+        "threshold=0.42)"
+    )
 
 
 def test_eval_prints_a_ready_to_paste_line_per_critic(tmp_path, monkeypatch):

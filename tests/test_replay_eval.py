@@ -113,10 +113,21 @@ def test_the_docs_table_is_the_one_a_fresh_replay_renders(replayed_cli):
     _result, report, transcript = replayed_cli
     committed = bench_replay_eval.block_in(bench_replay_eval.DOC, "replay")
     assert committed is not None, "docs/benchmarks-eval.md lost its replay block"
-    fresh = bench_replay_eval.render(report, stale=len(transcript.stale)).rstrip()
-    assert committed == fresh, "run `python bench/bench_replay_eval.py` to regenerate it"
+    results = bench_replay_eval.calibration_results(report)
+    fresh = bench_replay_eval.render(report, stale=len(transcript.stale), results=results)
+    assert committed == fresh.rstrip(), "run `python bench/bench_replay_eval.py` to regenerate it"
     for spec, figures in RECORDED.items():
         assert f"| **{figures['f1']}** | **{figures['auc_pr']}** |" in committed, spec
+    # docs/calibration.md states the same cross-validated figures, and whether the target is met.
+    summary = bench_replay_eval.block_in(
+        bench_replay_eval.CALIBRATION_DOC, bench_replay_eval.CALIBRATION_KEY
+    )
+    assert summary == bench_replay_eval.render_summary(results).rstrip(), (
+        "run `python bench/bench_replay_eval.py` to regenerate docs/calibration.md's block"
+    )
+    ece = results["inferact"]["after"]["ece"]["mean"]
+    verdict = "**the target is met**" if ece <= 0.05 else "**the target is not met**"
+    assert verdict in committed and f"ECE is {100 * ece:.1f}%" in committed
 
 
 def test_a_changed_prompt_is_named_with_its_trajectory_stage_and_diff(tmp_path):

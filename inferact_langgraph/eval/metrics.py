@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 import numpy as np
 from sklearn.metrics import (
@@ -273,32 +274,48 @@ def cost_threshold(
 
 
 def expected_calibration_error(
-    y_true: Sequence[int], prob: Sequence[float], *, n_bins: int = 10
+    y_true: Sequence[int],
+    prob: Sequence[float],
+    *,
+    n_bins: int = 10,
+    binning: Literal["width", "mass"] = "width",
 ) -> float:
     """Binned expected calibration error of a probability of the positive class.
 
-    ``prob`` is cut into ``n_bins`` equal-width bins over [0, 1] (1.0 falls in the last);
     ECE is the mean over trajectories of ``|mean prob - fraction positive|`` of their bin.
-    For a binary task it is the same whether computed on the off-track risk with the
-    off-track labels or on the on-track score with the on-track labels.
+    ``binning="width"`` (the default, as in the paper's figures) cuts [0, 1] into ``n_bins``
+    equal-width bins (1.0 falls in the last); ``"mass"`` sorts the probabilities and cuts
+    them into ``n_bins`` bins of (nearly) equal count, the usual choice for few examples
+    since no bin is nearly empty. Equal probabilities are ordered by label, so the result
+    does not depend on the input order. For a binary task the figure is the same on the
+    off-track risk with the off-track labels as on the on-track score with the on-track
+    labels, except that an equal-width bin edge (0.6 = 1 - 0.4) falls on the other side.
 
     Example:
         >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.2], n_bins=2), 3)
         0.25
+        >>> y, p = [0, 0, 1, 1], [0.1, 0.2, 0.3, 0.9]
+        >>> [round(expected_calibration_error(y, p, n_bins=2, binning=b), 3)
+        ...  for b in ("width", "mass")]
+        [0.125, 0.275]
 
     Raises:
-        ValueError: ``n_bins`` < 1, or probabilities outside [0, 1].
+        ValueError: ``n_bins`` < 1, an unknown ``binning``, or probabilities outside [0, 1].
     """
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    if binning not in ("width", "mass"):
+        raise ValueError(f"binning must be 'width' or 'mass', got {binning!r}")
     y, p = _arrays(y_true, prob)
     if (p < 0).any() or (p > 1).any():
         raise ValueError("probabilities must lie in [0, 1]")
-    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    total = 0.0
-    for b in np.unique(bins):
-        mask = bins == b
-        total += mask.sum() * abs(p[mask].mean() - y[mask].mean())
+    if binning == "mass":
+        order = np.lexsort((y, p))
+        groups = [g for g in np.array_split(order, min(n_bins, len(p))) if len(g)]
+    else:
+        bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+        groups = [np.flatnonzero(bins == b) for b in np.unique(bins)]
+    total = sum(len(g) * abs(p[g].mean() - y[g].mean()) for g in groups)
     return float(total / len(y))
 
 

@@ -766,6 +766,8 @@ def paste_line(
     Example:
         >>> paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"})
         'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", threshold=0.55)'
+        >>> paste_line("inferact", 0.4, {"model": "m"}, calibration_file="r/inferact.json")
+        'with_inferact(graph, model="m", calibration="r/inferact.json", threshold=0.4)'
         >>> paste_line("standard", 0.3, {"model": "m"})
         'with_inferact(graph, critic=make_critic("standard", model="m", threshold=0.3))'
     """
@@ -783,7 +785,7 @@ def paste_line(
     if calibration_file:
         options += f', calibration="{calibration_file}"'
     value = _fmt_threshold(threshold)
-    if name == "inferact" and not meta.get("risk_aware") and not calibration_file:
+    if name == "inferact" and not meta.get("risk_aware"):  # with_inferact builds InferAct
         return f"with_inferact(graph, model={model}{options}, threshold={value})"
     return (
         f'with_inferact(graph, critic=make_critic("{name}", model={model}{options}, '
@@ -989,8 +991,6 @@ def _render_calibration(report: EvalReport, console: Any, table: Any) -> None:
     rows = {n: s for n, s in report.critics.items() if s.calibration_figures}
     if not rows:
         return
-    from rich.markup import escape
-
     cal = table(
         "Calibration of P(on track): before → after (ECE, AUC-PR in %)",
         ("critic", "measured on", "n", "method", "ECE", "Brier", "AUC-PR", "threshold"),
@@ -1030,32 +1030,106 @@ def _render_calibration(report: EvalReport, console: Any, table: Any) -> None:
             )
         cv = f.get("cv")
         if cv:
-            after = cv["after"]
-            chosen = ", ".join(f"{m} {k}" for m, k in sorted(cv["methods"].items()))
-            cal.add_row(
-                name if "method" not in f else "",
-                escape(f"{cv['folds']}-fold CV x{cv['repeats']}: mean [min-max]"),
-                str(cv["n"]),
-                chosen,
-                escape(
-                    f"{_pct(cv['before']['ece'])} → {_pct(after['ece']['mean'])} "
-                    f"[{_pct(after['ece']['min'])}-{_pct(after['ece']['max'])}]"
-                ),
-                f"{brier(cv['before']['brier'])} → {brier(after['brier']['mean'])}",
-                f"{_pct(cv['before']['auc_pr'])} → {_pct(after['auc_pr']['mean'])} "
-                f"(per fold: {_pct(cv['fold_auc_pr']['before'])} → "
-                f"{_pct(cv['fold_auc_pr']['after'])})",
-                "",
-            )
+            _cv_rows(cal, name if "method" not in f else "", cv, brier)
     console.print(cal)
     console.print(
-        "[dim]ECE: expected calibration error (10 bins); Brier: mean squared error of the "
-        "probability; AUC-PR of the off-track class (CV: of the pooled out-of-fold "
-        "probabilities, and per fold, where a monotone map cannot change it). threshold: "
-        "best F1 on the calibrated scores of the part the calibration was fitted on (flag "
-        "when calibrated score < threshold). method: the one with the lowest held-out "
-        "log-loss; the calibration files are in the report directory.[/dim]"
+        "[dim]ECE: expected calibration error, 10 equal-width bins (ECE mass: 10 equal-mass "
+        "bins); Brier: mean squared error of the probability; AUC-PR of the off-track class. "
+        "threshold: best F1 on the calibrated scores of the part the calibration was fitted "
+        "on (flag when calibrated score < threshold). method: the one with the lowest "
+        "held-out log-loss; the calibration files are in the report directory. CV: every "
+        "trajectory is calibrated by a map fitted without it; pooled: figures over all of "
+        "them at once (the headline), per fold: within each small held-out fold (noisier). "
+        "Floor: the ECE that as many labels show when the probabilities are exactly right "
+        "(labels drawn from them); an ECE near its floor is as good as this data can "
+        "tell.[/dim]"
     )
+    for note in _cv_notes(report):
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
+
+
+def _cv_rows(cal: Any, name: str, cv: Mapping[str, Any], brier: Callable[[Any], str]) -> None:
+    """The cross-validated calibration rows of one critic (pooled, per fold, floor)."""
+    from rich.markup import escape
+
+    after, before = cv["after"], cv["before"]
+    chosen = ", ".join(f"{m} {k}" for m, k in sorted(cv["methods"].items()))
+    fold_auc = cv["fold_auc_pr"]
+    whole = (cv.get("all_data") or {}).get("auc_pr") or {}
+
+    def spread(key: str) -> str:
+        if key not in after:
+            return "—"
+        a = after[key]
+        return f"{_pct(before.get(key))} → {_pct(a['mean'])} [{_pct(a['min'])}-{_pct(a['max'])}]"
+
+    auc = f"{_pct(before['auc_pr'])} → {_pct(after['auc_pr']['mean'])}"
+    if whole:
+        auc += f"; map fitted on all: {_pct(whole['before'])} → {_pct(whole['after'])}"
+    head = f"{cv['folds']}-fold CV x{cv['repeats']}, pooled out-of-fold: mean [min-max]"
+    cal.add_row(
+        name,
+        escape(head),
+        str(cv["n"]),
+        chosen,
+        escape(spread("ece")),
+        f"{brier(before['brier'])} → {brier(after['brier']['mean'])}",
+        escape(auc),
+        "",
+    )
+    if "ece_mass" in after:
+        cal.add_row("", "  same, ECE mass", str(cv["n"]), "", escape(spread("ece_mass")), *[""] * 3)
+    per_fold = cv.get("per_fold")
+    if per_fold:
+        b, a = per_fold["before"], per_fold["after"]
+        changed = (
+            f" ({fold_auc['changed']} of {fold_auc['folds']} folds moved, at most "
+            f"{100 * fold_auc['max_change']:.1f})"
+            if fold_auc.get("changed")
+            else ""
+        )
+        cal.add_row(
+            "",
+            escape(f"  per fold (~{per_fold['size']:.0f} each), mean"),
+            "",
+            "",
+            f"{_pct(b['ece'])} → {_pct(a['ece'])} (mass {_pct(b['ece_mass'])} → "
+            f"{_pct(a['ece_mass'])})",
+            f"{brier(b['brier'])} → {brier(a['brier'])}",
+            f"{_pct(fold_auc['before'])} → {_pct(fold_auc['after'])}{changed}",
+            "",
+        )
+    floor = cv.get("floor")
+    if floor:
+        cal.add_row(
+            "",
+            escape(f"  floor: right probabilities, {cv['n']} labels"),
+            "",
+            "",
+            f"{_pct(floor['ece']['mean'])} (mass {_pct(floor['ece_mass']['mean'])})",
+            *[""] * 3,
+        )
+
+
+def _cv_notes(report: EvalReport) -> list[str]:
+    """Where each critic's pooled out-of-fold ECE lies among what right probabilities show."""
+    notes = []
+    for name, summary in report.critics.items():
+        cv = (summary.calibration_figures or {}).get("cv") or {}
+        floor = cv.get("floor")
+        if not floor:
+            continue
+        w, observed = floor["ece"], cv["after"]["ece"]["mean"]
+        notes.append(
+            f"{name}: cross-validated ECE {_pct(observed)}% (pooled out-of-fold, mean of "
+            f"{cv['repeats']} repeats), {'at or under' if observed <= cv['target'] else 'above'} "
+            f"{_pct(cv['target'])}%. Right probabilities show {_pct(w['mean'])}% on average on "
+            f"{cv['n']} labels (90th percentile {_pct(w['q90'])}%, at or under "
+            f"{_pct(cv['target'])}% in {100 * w['share_at_or_under_target']:.0f}% of "
+            f"{floor['draws']} draws); this ECE is at their "
+            f"{100 * w['share_at_or_under_observed']:.0f}th percentile."
+        )
+    return notes
 
 
 def _render_costs(report: EvalReport, console: Any, table: Any) -> None:
