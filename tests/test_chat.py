@@ -20,10 +20,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from inferact_langgraph import InferActMiddleware, critical, with_inferact
+from inferact_langgraph.memory import FEEDBACK_MARKER, FeedbackMemory
+from inferact_langgraph.resume import CheckpointerRequiredError
 from inferact_langgraph.scope import TaskLocator, is_request
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
@@ -242,3 +245,195 @@ def test_locator_skips_memory_and_tool_generated_human_messages():
     assert [s.tool_name for s in chain.steps] == ["lookup", "send_email"]
     with pytest.raises(ValueError, match="scope must be 'request' or 'thread'"):
         TaskLocator(scope="conversation")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- item 2/3: memory
+FEEDBACK = "Bob's old account is closed: pay Robert Jones, account 42"
+
+
+def transfer_actor() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        replies=[
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Bob", "amount": 500}, "t-1")]),
+            "OK.",
+        ]
+    )
+
+
+def _reject_transfer(kind: str, store: Any, thread: str, **configurable: Any) -> None:
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), store=store)
+    out = graph.invoke({"messages": [("user", TRANSFER)]}, cfg(thread, **configurable))
+    assert "__interrupt__" in out
+    reject = {"decisions": [{"type": "reject", "message": FEEDBACK}]}
+    graph.invoke(Command(resume=reject), cfg(thread, **configurable))
+
+
+def _prompt_text(actor: ScriptedChatModel) -> str:
+    return "\n".join(str(m.content) for prompt in actor.prompts for m in prompt)
+
+
+def _assert_not_in_thread(graph: Any, config: dict) -> None:
+    messages = graph.get_state(config).values["messages"]
+    assert not any(FEEDBACK in str(m.content) for m in messages if isinstance(m, HumanMessage))
+    assert not any(FEEDBACK_MARKER in str(m.content) for m in messages)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_feedback_reaches_the_actor_but_never_the_thread(kind):
+    store = InMemoryStore()
+    _reject_transfer(kind, store, "first", user_id="alice")
+    actor = transfer_actor()
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9]), store=store)
+    config = cfg("second", user_id="alice")
+    graph.invoke({"messages": [("user", TRANSFER)]}, config)
+    first_prompt = actor.prompts[0]
+    memory = [m for m in first_prompt if FEEDBACK in str(m.content)]
+    assert len(memory) == 1 and FEEDBACK_MARKER in str(memory[0].content)
+    if kind in ("after_model", "tool_call"):
+        assert memory[0].type == "system"  # only in the model request's system message
+    else:  # a message of InferAct's, in the actor's input only, that a UI does not render
+        assert memory[0].name == "inferact_memory"
+        assert memory[0].id.startswith("do-not-render-")
+    _assert_not_in_thread(graph, config)
+    values = graph.get_state(config).values
+    assert values["inferact_memory"]["task"] == TRANSFER
+    assert [m.content for m in values["messages"] if isinstance(m, HumanMessage)] == [TRANSFER]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_feedback_reaches_the_actor_but_never_the_thread_async(kind):
+    store = InMemoryStore()
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), store=store)
+    config = cfg("first", user_id="alice")
+    await graph.ainvoke({"messages": [("user", TRANSFER)]}, config)
+    reject = {"decisions": [{"type": "reject", "message": FEEDBACK}]}
+    await graph.ainvoke(Command(resume=reject), config)
+    actor = transfer_actor()
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9]), store=store)
+    config = cfg("second", user_id="alice")
+    await graph.ainvoke({"messages": [("user", TRANSFER)]}, config)
+    assert FEEDBACK in _prompt_text(actor)
+    state = await graph.aget_state(config)
+    assert not any(FEEDBACK in str(m.content) for m in state.values["messages"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_memory_is_loaded_for_each_request_of_a_thread(kind):
+    """Feedback on the transfer reaches request 2 of a thread that began with the e-mail."""
+    store = InMemoryStore()
+    _reject_transfer(kind, store, "earlier", user_id="alice")
+    actor = two_request_actor()
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9, 0.9]), store=store)
+    config = cfg("chat", user_id="alice")
+    graph.invoke({"messages": [("user", EMAIL)]}, config)
+    calls_for_email = len(actor.prompts)
+    assert FEEDBACK not in _prompt_text(actor)  # request 1 is another task
+    graph.invoke({"messages": [("user", TRANSFER)]}, config)
+    later = actor.prompts[calls_for_email:]
+    assert later and all(any(FEEDBACK in str(m.content) for m in p) for p in later)
+    _assert_not_in_thread(graph, config)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_two_users_with_the_same_task_never_see_each_others_feedback(kind):
+    store = InMemoryStore()
+    _reject_transfer(kind, store, "alice-1", user_id="alice")
+    for who, sees in (({"user_id": "bob"}, False), ({}, False), ({"user_id": "alice"}, True)):
+        actor = transfer_actor()
+        graph = guarded(kind, actor, ScriptedCritic(scores=[0.9]), store=store)
+        graph.invoke({"messages": [("user", TRANSFER)]}, cfg(f"t-{who}", **who))
+        assert (FEEDBACK in _prompt_text(actor)) is sees, who
+
+
+def test_the_servers_authenticated_user_wins_over_user_id():
+    store = InMemoryStore()
+    _reject_transfer("create_agent", store, "a", langgraph_auth_user_id="alice", user_id="x")
+    entries = FeedbackMemory().list_entries(store)
+    assert [e["owner"] for e in entries] == [("user", "alice")]
+    actor = transfer_actor()
+    graph = guarded("create_agent", actor, ScriptedCritic(scores=[0.9]), store=store)
+    graph.invoke({"messages": [("user", TRANSFER)]}, cfg("b", user_id="alice"))
+    assert FEEDBACK in _prompt_text(actor)  # the same user, however the run names them
+
+
+@pytest.mark.parametrize("kind", ["builder", "after_model"])
+def test_memory_namespace_hook_for_tenants(kind):
+    store = InMemoryStore()
+
+    def by_org(config: dict) -> tuple[str, ...]:
+        return ("org", config["configurable"]["org"])
+
+    for org, actor, scores in (("acme", transfer_actor(), [0.2]), ("globex", None, None)):
+        if actor is None:
+            break
+        graph = guarded(kind, actor, ScriptedCritic(scores=scores), store=store,
+                        memory_namespace=by_org)  # fmt: skip
+        graph.invoke({"messages": [("user", TRANSFER)]}, cfg("t1", org=org))
+        reject = {"decisions": [{"type": "reject", "message": FEEDBACK}]}
+        graph.invoke(Command(resume=reject), cfg("t1", org=org))
+    assert [e["owner"] for e in FeedbackMemory().list_entries(store)] == [("org", "acme")]
+    for org, sees in (("acme", True), ("globex", False)):
+        actor = transfer_actor()
+        graph = guarded(kind, actor, ScriptedCritic(scores=[0.9]), store=store,
+                        memory_namespace=by_org)  # fmt: skip
+        graph.invoke({"messages": [("user", TRANSFER)]}, cfg(f"t-{org}", org=org))
+        assert (FEEDBACK in _prompt_text(actor)) is sees
+    bad = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), store=store,
+                  memory_namespace=lambda config: "acme")  # fmt: skip
+    with pytest.raises(ValueError, match="memory_namespace must return"):
+        bad.invoke({"messages": [("user", TRANSFER)]}, cfg("bad"))
+
+
+def test_memory_list_and_clear_per_user_and_task():
+    store = InMemoryStore()
+    memory = FeedbackMemory()
+    alice, bob = ("user", "alice"), ("user", "bob.smith@example.com")  # dots are allowed
+    memory.save(store, TRANSFER, {"tool": "transfer", "feedback": "a1", "task": TRANSFER},
+                owner=alice)  # fmt: skip
+    memory.save(store, EMAIL, {"tool": "send_email", "feedback": "a2", "task": EMAIL}, owner=alice)
+    memory.save(store, TRANSFER, {"tool": "transfer", "feedback": "b1", "task": TRANSFER}, owner=bob)
+    assert [(e["owner"], e["feedback"]) for e in memory.list_entries(store)] == [
+        (alice, "a1"), (alice, "a2"), (bob, "b1"),
+    ]  # fmt: skip
+    assert [e["feedback"] for e in memory.list_entries(store, owner=bob)] == ["b1"]
+    assert [e["feedback"] for e in memory.list_entries(store, task=TRANSFER)] == ["a1", "b1"]
+    assert memory.clear(store, owner=alice, task=TRANSFER) == 1
+    assert [e["feedback"] for e in memory.load(store, EMAIL, owner=alice)] == ["a2"]
+    assert memory.load(store, TRANSFER, owner=alice) == []
+    assert memory.clear(store) == 2 and memory.list_entries(store) == []
+    with pytest.raises(ValueError, match="owner must be a non-empty tuple"):
+        memory.load(store, TRANSFER, owner="alice")
+
+
+async def test_memory_list_and_clear_async():
+    store = InMemoryStore()
+    memory = FeedbackMemory()
+    await memory.asave(store, TRANSFER, {"tool": "transfer", "feedback": "a1"}, owner=("u", "a"))
+    await memory.asave(store, TRANSFER, {"tool": "transfer", "feedback": "b1"}, owner=("u", "b"))
+    assert len(await memory.alist_entries(store)) == 2
+    assert await memory.aclear(store, owner=("u", "a")) == 1
+    assert [e["feedback"] for e in await memory.alist_entries(store)] == ["b1"]
+
+
+# ---------------------------------------------------------------------------- item 4
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_checkpointer_is_a_clear_error_before_the_review_and_nothing_runs(kind):
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
+    with pytest.raises(CheckpointerRequiredError, match="needs a checkpointer"):
+        graph.invoke({"messages": [("user", TRANSFER)]})
+    assert SIDE_EFFECTS == []
+
+
+@pytest.mark.parametrize("kind", ["react_agent", "tool_call"])
+async def test_no_checkpointer_async(kind):
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
+    with pytest.raises(CheckpointerRequiredError):
+        await graph.ainvoke({"messages": [("user", TRANSFER)]})
+    assert SIDE_EFFECTS == []
+
+
+@pytest.mark.parametrize("kind", ["builder", "after_model"])
+def test_no_checkpointer_is_fine_when_nothing_needs_a_review(kind):
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.9]), checkpointer=None)
+    out = graph.invoke({"messages": [("user", TRANSFER)]})
+    assert out["messages"][-1].content == "OK." and SIDE_EFFECTS[-1][0] == "transfer"
