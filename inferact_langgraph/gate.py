@@ -317,8 +317,9 @@ class InferActGuard:
         task_text, update = self._memory_task(state, store)
         if task_text is None:
             return update
-        entries = self.memory.load(store, task_text, owner=self.owner(config))
-        return {"inferact_memory": memory_context(task_text, entries)}
+        owner = self.owner(config)
+        entries = self.memory.load(store, task_text, owner=owner)
+        return {"inferact_memory": memory_context(task_text, entries, owner)}
 
     async def amemory_update(
         self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
@@ -327,25 +328,45 @@ class InferActGuard:
         task_text, update = self._memory_task(state, store)
         if task_text is None:
             return update
-        entries = await self.memory.aload(store, task_text, owner=self.owner(config))
-        return {"inferact_memory": memory_context(task_text, entries)}
+        owner = self.owner(config)
+        entries = await self.memory.aload(store, task_text, owner=owner)
+        return {"inferact_memory": memory_context(task_text, entries, owner)}
+
+    def feedback_owner(self, state: Any, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Whose memory a review's feedback goes to: the thread's user, not the reviewer's.
+
+        The owner recorded when the request's memory was loaded wins (a reviewer, or a resume
+        that names no user, must never move a user's feedback into another namespace); else
+        the owner of this run's config.
+        """
+        memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
+        recorded = memory.get("owner") if isinstance(memory, Mapping) else None
+        return tuple(recorded) if recorded else self.owner(config)
 
     def save_feedback(
-        self, outcome: ReviewOutcome, store: Any, config: Mapping[str, Any] | None = None
+        self,
+        outcome: ReviewOutcome,
+        store: Any,
+        config: Mapping[str, Any] | None = None,
+        state: Any = None,
     ) -> dict[str, Any]:
-        """Write the review's new feedback to this user's memory; return the state update."""
+        """Write the review's new feedback to the user's memory; return the state update."""
         if store is not None and outcome.feedback:
-            owner = self.owner(config)
+            owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
                 self.memory.save(store, entry["task"], entry, owner=owner)
         return outcome.update()
 
     async def asave_feedback(
-        self, outcome: ReviewOutcome, store: Any, config: Mapping[str, Any] | None = None
+        self,
+        outcome: ReviewOutcome,
+        store: Any,
+        config: Mapping[str, Any] | None = None,
+        state: Any = None,
     ) -> dict[str, Any]:
         """Async :meth:`save_feedback`."""
         if store is not None and outcome.feedback:
-            owner = self.owner(config)
+            owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
                 await self.memory.asave(store, entry["task"], entry, owner=owner)
         return outcome.update()

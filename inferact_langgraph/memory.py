@@ -36,7 +36,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -62,6 +62,9 @@ class MemoryContext(TypedDict):
     """The task it was loaded (or written, on a retry) for; a new task loads it again."""
     text: str | None
     """The memory the actor sees (``None``: no feedback for this task)."""
+    owner: NotRequired[list[str] | None]
+    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
+    under this owner, whoever answers the review."""
 
 
 def task_key(task: str) -> str:

@@ -283,7 +283,7 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = self.guard.review(state)
         store = getattr(runtime, "store", None)
-        return self._finish(self.guard.save_feedback(outcome, store, run_config()))
+        return self._finish(self.guard.save_feedback(outcome, store, run_config(), state))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -292,7 +292,7 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = await self.guard.areview(state)
         store = getattr(runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config())
+        update = await self.guard.asave_feedback(outcome, store, run_config(), state)
         return self._finish(update)
 
     # ------------------------------------------------------------------ the enforcement point
@@ -361,7 +361,7 @@ class InferActMiddleware(AgentMiddleware):
             return target
         outcome = self.guard.review(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = self.guard.save_feedback(outcome, store, run_config())
+        update = self.guard.save_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -376,7 +376,7 @@ class InferActMiddleware(AgentMiddleware):
             return target
         outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config())
+        update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)

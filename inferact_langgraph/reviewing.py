@@ -87,9 +87,15 @@ def memory_message(text: str) -> HumanMessage:
     return HumanMessage(content=text, name=MEMORY_NAME, id=MEMORY_ID)
 
 
-def memory_context(task: str, entries: Sequence[Mapping[str, Any]]) -> MemoryContext:
+def memory_context(
+    task: str, entries: Sequence[Mapping[str, Any]], owner: Sequence[str] | None = None
+) -> MemoryContext:
     """The ``inferact_memory`` state value for ``task`` (``text`` None with no entries)."""
-    return {"task": task, "text": render_feedback(entries) if entries else None}
+    return {
+        "task": task,
+        "text": render_feedback(entries) if entries else None,
+        "owner": None if owner is None else list(owner),
+    }
 
 
 def _rejection_message(
@@ -439,7 +445,8 @@ class ReviewProtocol:
                     for e in [*(state.get("inferact_feedback") or []), *outcome.feedback]
                     if e.get("task") == task
                 ]
-                outcome.memory = memory_context(task, feedback)
+                owner = (state.get("inferact_memory") or {}).get("owner")
+                outcome.memory = memory_context(task, feedback, owner)
 
     def _new_trial(self, state: Any) -> list[Any]:
         """Messages that clear the trial's working memory, keeping the user's request(s).

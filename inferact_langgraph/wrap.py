@@ -556,11 +556,11 @@ def with_inferact(
         return _merge(update, await guard.amemory_update(state, _store_from(config), config))
 
     def gate_node(state: dict, config: RunnableConfig) -> dict:
-        return guard.save_feedback(guard.review(state), _store_from(config), config)
+        return guard.save_feedback(guard.review(state), _store_from(config), config, state)
 
     async def agate_node(state: dict, config: RunnableConfig) -> dict:
         outcome = await guard.areview(state)
-        return await guard.asave_feedback(outcome, _store_from(config), config)
+        return await guard.asave_feedback(outcome, _store_from(config), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.

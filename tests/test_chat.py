@@ -345,6 +345,17 @@ def test_two_users_with_the_same_task_never_see_each_others_feedback(kind):
         assert (FEEDBACK in _prompt_text(actor)) is sees, who
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_feedback_goes_to_the_threads_user_whoever_answers_the_review(kind):
+    """A resume that names no user (or another one: a reviewer) keeps it in the user's memory."""
+    store = InMemoryStore()
+    graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), store=store)
+    graph.invoke({"messages": [("user", TRANSFER)]}, cfg("t", user_id="alice"))
+    reject = {"decisions": [{"type": "reject", "message": FEEDBACK}]}
+    graph.invoke(Command(resume=reject), cfg("t", user_id="reviewer-7"))
+    assert [e["owner"] for e in FeedbackMemory().list_entries(store)] == [("user", "alice")]
+
+
 def test_the_servers_authenticated_user_wins_over_user_id():
     store = InMemoryStore()
     _reject_transfer("create_agent", store, "a", langgraph_auth_user_id="alice", user_id="x")
@@ -391,7 +402,8 @@ def test_memory_list_and_clear_per_user_and_task():
     memory.save(store, TRANSFER, {"tool": "transfer", "feedback": "a1", "task": TRANSFER},
                 owner=alice)  # fmt: skip
     memory.save(store, EMAIL, {"tool": "send_email", "feedback": "a2", "task": EMAIL}, owner=alice)
-    memory.save(store, TRANSFER, {"tool": "transfer", "feedback": "b1", "task": TRANSFER}, owner=bob)
+    memory.save(store, TRANSFER, {"tool": "transfer", "feedback": "b1", "task": TRANSFER},
+                owner=bob)  # fmt: skip
     assert [(e["owner"], e["feedback"]) for e in memory.list_entries(store)] == [
         (alice, "a1"), (alice, "a2"), (bob, "b1"),
     ]  # fmt: skip
