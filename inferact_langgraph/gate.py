@@ -296,6 +296,8 @@ class InferActGuard:
     def _memory_task(self, state: Mapping[str, Any], store: Any) -> tuple[str | None, dict]:
         """(the task to load memory for, or None with the update to return instead)."""
         current = state.get("inferact_memory")
+        if store is None and not current:
+            return None, {}  # nothing to load, nothing to clear: no work on this path
         try:
             task_text = self.task_of(state)
         except TrajectoryError:
