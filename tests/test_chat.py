@@ -449,3 +449,41 @@ def test_no_checkpointer_is_fine_when_nothing_needs_a_review(kind):
     graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.9]), checkpointer=None)
     out = graph.invoke({"messages": [("user", TRANSFER)]})
     assert out["messages"][-1].content == "OK." and SIDE_EFFECTS[-1][0] == "transfer"
+
+
+@pytest.mark.parametrize("kind", ["create_agent", "builder", "after_model"])
+def test_a_retry_keeps_the_earlier_turns_of_the_chat(kind):
+    """on_reject="retry" clears request 2's actions only; request 1's turn stays."""
+    actor = ScriptedChatModel(
+        replies=[
+            AIMessage("", tool_calls=[_call("send_email", {"to": "cfo", "body": "Q3"}, "e-1")]),
+            "Sent.",
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Bob", "amount": 500}, "t-1")]),
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Robert", "amount": 500}, "t-2")]),
+            "Transferred to Robert.",
+        ]
+    )
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9, 0.2, 0.9]), on_reject="retry")
+    graph.invoke({"messages": [("user", EMAIL)]}, cfg())
+    graph.invoke({"messages": [("user", TRANSFER)]}, cfg())
+    out = graph.invoke(Command(resume=FEEDBACK), cfg())
+    assert SIDE_EFFECTS[-1] == ("transfer", {"to": "Robert", "amount": 500})
+    retry_prompt = actor.prompts[3]
+    assert FEEDBACK in "\n".join(str(m.content) for m in retry_prompt)
+    texts = [str(m.content) for m in out["messages"]]
+    assert EMAIL in texts and "Sent." in texts and TRANSFER in texts  # request 1's turn kept
+    assert not any(m.type == "tool" and m.tool_call_id == "t-1" for m in out["messages"])
+    assert not any(FEEDBACK in t for t in texts if t)  # the memory is not a message
+    values = graph.get_state(cfg()).values
+    assert values["inferact_trial"] == 1 and values["inferact_memory"]["task"] == TRANSFER
+
+
+def test_bad_scope_and_hooks_are_errors_at_construction():
+    agent = create_agent(transfer_actor(), TOOLS)
+    critic = ScriptedCritic(scores=[0.9])
+    with pytest.raises(ValueError, match="scope must be 'request' or 'thread'"):
+        with_inferact(agent, critic=critic, scope="chat")
+    with pytest.raises(ValueError, match="scope must be 'request' or 'thread'"):
+        InferActMiddleware(critic=critic, scope="everything")
+    with pytest.raises(ValueError, match="memory_namespace must be a function"):
+        InferActMiddleware(critic=critic, memory_namespace=("org", "acme"))
