@@ -139,14 +139,14 @@ def open_store(db: str) -> Iterator[Any]:
 
     conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
     try:
-        store = SqliteStore(conn)
+        lite = SqliteStore(conn)
         try:
-            store.setup()
+            lite.setup()
         except sqlite3.DatabaseError as exc:
             raise typer.BadParameter(
                 f"{db}: not a SQLite database ({exc})", param_hint="--db"
             ) from None
-        yield store
+        yield lite
     finally:
         conn.close()
 
