@@ -489,3 +489,12 @@ def trials_command(
         )
     except TrialsError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _add_memory_commands() -> None:
+    from inferact_langgraph.memory_cli import memory_app
+
+    app.add_typer(memory_app, name="memory")
+
+
+_add_memory_commands()

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
 from inferact_langgraph.binding import (
@@ -37,8 +37,9 @@ from inferact_langgraph.binding import (
 from inferact_langgraph.critical import CriticalSpec, critical_spec
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
-from inferact_langgraph.reviewing import MEMORY_MESSAGE_PREFIX, logger
-from inferact_langgraph.trajectory import Trajectory, TrajectoryError
+from inferact_langgraph.reviewing import logger
+from inferact_langgraph.scope import TaskLocator
+from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "action_chain", "last_ai_message", "task_of", "trajectory_for"]
 
@@ -51,30 +52,16 @@ def last_ai_message(state: Any) -> AIMessage | None:
 
 
 def task_of(state: Any, extractor: Callable[[Any], str] | None = None) -> str:
-    """The user's real task t*: ``extractor(state)``, else the first human message."""
-    if extractor is not None:
-        text = extractor(state)
-        if not isinstance(text, str) or not text.strip():
-            raise TrajectoryError("task_extractor must return a non-empty string")
-        return text
-    for message in messages_of(state):
-        if isinstance(message, HumanMessage) and not str(message.id or "").startswith(
-            MEMORY_MESSAGE_PREFIX
-        ):
-            text = str(message.text)
-            if text:
-                return text
-    raise TrajectoryError(
-        "cannot find the user's task: no human message in state['messages']; "
-        "pass task_extractor= to with_inferact / InferActMiddleware"
-    )
+    """The user's real task t*: ``extractor(state)``, else the user's newest request.
+
+    See :class:`~inferact_langgraph.scope.TaskLocator` for the scopes.
+    """
+    return TaskLocator(task_extractor=extractor).task(state)
 
 
 def trajectory_for(state: Any, call: Mapping[str, Any], task_text: str) -> Trajectory:
-    """The chain S the critic judges for ``call``: every step up to it, thoughts excluded."""
-    return Trajectory.from_messages(
-        messages_of(state), task=task_text, pending_tool_call_id=call.get("id")
-    )
+    """The chain S the critic judges for ``call``: the steps since the newest request."""
+    return TaskLocator().trajectory(state, call.get("id"), task_text)
 
 
 def action_chain(trajectory: Trajectory) -> list[dict[str, Any]]:
@@ -90,7 +77,9 @@ class CriticStep:
             fails closed).
         specs: Critical tool names mapped to their specs (shared with the guard, which may
             learn more).
-        task_of: ``state -> str``, the user's task (default: :func:`task_of`).
+        locator: Which task and which actions a call is judged on (default: the user's
+            newest request and the actions since it).
+        key: The records' signing key (``None``: unsigned).
     """
 
     def __init__(
@@ -98,13 +87,13 @@ class CriticStep:
         *,
         critic: Critic | None,
         specs: dict[str, CriticalSpec],
-        task_of: Callable[[Any], str] | None = None,
+        locator: TaskLocator | None = None,
         key: bytes | None = None,
     ) -> None:
         self.critic = critic
         self.specs = specs
         self.key = key
-        self.task_of = task_of or globals()["task_of"]
+        self.locator = locator or TaskLocator()
 
     # ------------------------------------------------------------------ which calls
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
@@ -162,6 +151,7 @@ class CriticStep:
             "critic": getattr(self.critic, "name", None),
             "threshold": getattr(self.critic, "threshold", None),
             "task": None,
+            "scope": self.locator.label,
             "action_chain": [],
             "options": [],
             "option_probs": {},
@@ -175,9 +165,9 @@ class CriticStep:
         record = self._base_record(ai, index, call, spec)
         if self.critic is None:
             raise RuntimeError("no critic configured")
-        task_text = self.task_of(state)
+        task_text = self.locator.task(state)
         record["task"] = task_text
-        trajectory = trajectory_for(state, call, task_text)
+        trajectory = self.locator.trajectory(state, call.get("id"), task_text)
         record["action_chain"] = action_chain(trajectory)  # type: ignore[typeddict-item]
         return record, trajectory
 

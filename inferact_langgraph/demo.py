@@ -143,10 +143,12 @@ class _Demo:
                 text = str(message.content)
                 short = text if len(text) <= 400 else text[:400] + " …"
                 self.console.print(f"[green]Observation:[/green] {escape(short)}")
-            elif node == "inferact_memory":
-                self.console.print(
-                    Panel(str(message.content), title="memory: feedback from an earlier trial")
-                )
+        memory = update.get("inferact_memory")
+        if node == "inferact_memory" and memory and memory.get("text"):
+            # The actor receives it in its model call only; it is not a message of the thread.
+            self.console.print(
+                Panel(str(memory["text"]), title="memory: feedback from an earlier trial")
+            )
         if node == "inferact_critic":
             for record in (update.get("inferact_checks") or {}).values():
                 self.show_check(record)

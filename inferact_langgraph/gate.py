@@ -44,7 +44,7 @@ from inferact_langgraph.critic_step import (
 )
 from inferact_langgraph.critical import CriticalSpec, critical_spec
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
 from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
@@ -52,8 +52,10 @@ from inferact_langgraph.reviewing import (
     MEMORY_MESSAGE_PREFIX,
     ReviewOutcome,
     ReviewProtocol,
+    memory_context,
     memory_message,
 )
+from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "last_ai_message",
     "memory_message",
     "merge_checks",
+    "run_config",
     "task_of",
     "trajectory_for",
 ]
@@ -101,10 +104,20 @@ class InferActStateKeys(TypedDict):
     """Human feedback on rejected calls, in order."""
     inferact_trial: NotRequired[int]
     """The current trial (0-based); incremented by ``on_reject="retry"``."""
-    inferact_memory_loaded: NotRequired[bool]
-    """Whether earlier feedback from the store has been put in the actor's context."""
+    inferact_memory: NotRequired[Annotated[MemoryContext | None, _latest]]
+    """Earlier feedback for the task in scope, for the actor's model call (never a message)."""
     inferact_route: NotRequired[Annotated[str | None, _latest]]
     """Where the gate sends the run next: ``None``, ``"review"``, ``"retry"`` or ``"end"``."""
+
+
+def run_config() -> dict[str, Any]:
+    """The current run's config (``{}`` outside a graph run)."""
+    try:
+        from langgraph.config import get_config
+
+        return dict(get_config())
+    except RuntimeError:
+        return {}
 
 
 def answered_ids(messages: Sequence[AnyMessage]) -> set[str]:
@@ -145,11 +158,14 @@ class InferActGuard:
         self.specs: dict[str, CriticalSpec] = dict(specs)
         self.tools: dict[str, Any] = dict(tools or {})
         self.memory = self.options.memory or FeedbackMemory()
+        self.locator = TaskLocator(
+            scope=self.options.scope, task_extractor=self.options.task_extractor
+        )
         self.critic_step = CriticStep(
-            critic=critic, specs=self.specs, task_of=self.task_of, key=self.options.key
+            critic=critic, specs=self.specs, locator=self.locator, key=self.options.key
         )
         self.protocol = ReviewProtocol(
-            options=self.options, specs=self.specs, tools=self.tools, task_of=self.task_of
+            options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
         # Memoised across resumes: an edited critical call is re-checked exactly once.
         self._recheck_task = task(name="inferact_recheck")(self._recheck_sync)
@@ -177,8 +193,8 @@ class InferActGuard:
                 self.specs[name] = spec
 
     def task_of(self, state: Any) -> str:
-        """The user's real task t*."""
-        return task_of(state, self.options.task_extractor)
+        """The user's real task t* (the newest request, by default)."""
+        return self.locator.task(state)
 
     # ------------------------------------------------------------------ the critic step
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
@@ -255,46 +271,104 @@ class InferActGuard:
         return self.protocol.supersede_pending(state)
 
     # ------------------------------------------------------------------ memory
-    def memory_update(self, state: Mapping[str, Any], store: Any) -> dict[str, Any]:
-        """Put earlier feedback for this task (from the store) in the actor's context, once."""
-        if state.get("inferact_memory_loaded"):
-            return {}
-        update: dict[str, Any] = {"inferact_memory_loaded": True}
-        if store is None:
-            return update
-        try:
-            entries = self.memory.load(store, self.task_of(state))
-        except TrajectoryError:
-            return update
-        if entries:
-            update["messages"] = [memory_message(entries, trial=None)]
-        return update
+    def owner(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Whose feedback memory this run uses (see ``memory_namespace``).
 
-    async def amemory_update(self, state: Mapping[str, Any], store: Any) -> dict[str, Any]:
+        Raises:
+            ValueError: A ``memory_namespace`` hook that does not return labels.
+        """
+        hook = self.options.memory_namespace
+        if hook is None:
+            return memory_owner(config)
+        labels = hook(config or {})
+        if (
+            isinstance(labels, str)
+            or not isinstance(labels, Sequence)
+            or not labels
+            or not all(isinstance(x, str) and x for x in labels)
+        ):
+            raise ValueError(
+                "memory_namespace must return a non-empty tuple of non-empty strings, such as "
+                f"('org', 'acme', 'user', 'alice'); got {labels!r}"
+            )
+        return tuple(labels)
+
+    def _memory_task(self, state: Mapping[str, Any], store: Any) -> tuple[str | None, dict]:
+        """(the task to load memory for, or None with the update to return instead)."""
+        current = state.get("inferact_memory")
+        if store is None and not current:
+            return None, {}  # nothing to load, nothing to clear: no work on this path
+        try:
+            task_text = self.task_of(state)
+        except TrajectoryError:
+            return None, ({"inferact_memory": None} if current else {})
+        if current and current.get("task") == task_text:
+            return None, {}  # loaded for this request already (or written by a retry)
+        if store is None:
+            return None, ({"inferact_memory": None} if current else {})
+        return task_text, {}
+
+    def memory_update(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Earlier feedback of this user on the task in scope, once per task, as state.
+
+        It goes to ``inferact_memory``, never into the messages: the actor's model call
+        receives it, the thread (and a chat UI showing it) does not.
+        """
+        task_text, update = self._memory_task(state, store)
+        if task_text is None:
+            return update
+        owner = self.owner(config)
+        entries = self.memory.load(store, task_text, owner=owner)
+        return {"inferact_memory": memory_context(task_text, entries, owner)}
+
+    async def amemory_update(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Async :meth:`memory_update`."""
-        if state.get("inferact_memory_loaded"):
-            return {}
-        update: dict[str, Any] = {"inferact_memory_loaded": True}
-        if store is None:
+        task_text, update = self._memory_task(state, store)
+        if task_text is None:
             return update
-        try:
-            entries = await self.memory.aload(store, self.task_of(state))
-        except TrajectoryError:
-            return update
-        if entries:
-            update["messages"] = [memory_message(entries, trial=None)]
-        return update
+        owner = self.owner(config)
+        entries = await self.memory.aload(store, task_text, owner=owner)
+        return {"inferact_memory": memory_context(task_text, entries, owner)}
 
-    def save_feedback(self, outcome: ReviewOutcome, store: Any) -> dict[str, Any]:
-        """Write the review's new feedback to the store; return the state update."""
-        if store is not None:
+    def feedback_owner(self, state: Any, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Whose memory a review's feedback goes to: the thread's user, not the reviewer's.
+
+        The owner recorded when the request's memory was loaded wins (a reviewer, or a resume
+        that names no user, must never move a user's feedback into another namespace); else
+        the owner of this run's config.
+        """
+        memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
+        recorded = memory.get("owner") if isinstance(memory, Mapping) else None
+        return tuple(recorded) if recorded else self.owner(config)
+
+    def save_feedback(
+        self,
+        outcome: ReviewOutcome,
+        store: Any,
+        config: Mapping[str, Any] | None = None,
+        state: Any = None,
+    ) -> dict[str, Any]:
+        """Write the review's new feedback to the user's memory; return the state update."""
+        if store is not None and outcome.feedback:
+            owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
-                self.memory.save(store, entry["task"], entry)
+                self.memory.save(store, entry["task"], entry, owner=owner)
         return outcome.update()
 
-    async def asave_feedback(self, outcome: ReviewOutcome, store: Any) -> dict[str, Any]:
+    async def asave_feedback(
+        self,
+        outcome: ReviewOutcome,
+        store: Any,
+        config: Mapping[str, Any] | None = None,
+        state: Any = None,
+    ) -> dict[str, Any]:
         """Async :meth:`save_feedback`."""
-        if store is not None:
+        if store is not None and outcome.feedback:
+            owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
-                await self.memory.asave(store, entry["task"], entry)
+                await self.memory.asave(store, entry["task"], entry, owner=owner)
         return outcome.update()

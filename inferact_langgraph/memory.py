@@ -1,19 +1,33 @@
 """Feedback memory: what humans said about rejected actions, for the actor's next trial.
 
 Feedback lives in graph state (``inferact_feedback``) and, when a LangGraph ``Store`` is
-configured, under ``("inferact", "feedback", <task key>)``, so that the next trial of the same
-task, in a new thread or another process, starts with the earlier feedback in its context.
+configured, under ``("inferact", "feedback", *owner, <task key>)``: the next trial of the same
+task *by the same user*, in a new thread or another process, starts with the earlier feedback
+in the actor's context. The owner comes from the run's config (:func:`memory_owner`): the
+LangGraph server's authenticated user, else ``configurable["user_id"]``, else ``("shared",)``,
+one namespace for every run that names no user.
+
+The memory reaches the actor's model call and nowhere else: it is kept in the state key
+``inferact_memory`` (:class:`MemoryContext`), never as a message of the thread.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
     >>> store = InMemoryStore()
     >>> mem = FeedbackMemory()
-    >>> mem.save(store, "Buy 66x66 shades", {"tool": "buy_now", "feedback": "wrong size"})
-    >>> [e["feedback"] for e in mem.load(store, "Buy 66x66 shades")]
+    >>> alice = memory_owner({"configurable": {"user_id": "alice"}})
+    >>> mem.save(store, "Buy 66x66 shades", {"tool": "buy_now", "feedback": "wrong size"},
+    ...          owner=alice)
+    >>> [e["feedback"] for e in mem.load(store, "Buy 66x66 shades", owner=alice)]
     ['wrong size']
-    >>> print(render_feedback(mem.load(store, "Buy 66x66 shades")))
+    >>> mem.load(store, "Buy 66x66 shades")  # another user (here: the shared namespace)
+    []
+    >>> print(render_feedback(mem.load(store, "Buy 66x66 shades", owner=alice)))
     Feedback from earlier trials of this task (a human reviewed and rejected these actions):
     1. buy_now: wrong size
+    >>> [(e["owner"], e["feedback"]) for e in mem.list_entries(store)]
+    [(('user', 'alice'), 'wrong size')]
+    >>> mem.clear(store, owner=alice)
+    1
 """
 
 from __future__ import annotations
@@ -22,17 +36,71 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired
 
-__all__ = ["FEEDBACK_MARKER", "FeedbackMemory", "render_feedback", "task_key"]
+from typing_extensions import TypedDict
+
+__all__ = [
+    "FEEDBACK_MARKER",
+    "SHARED_OWNER",
+    "FeedbackMemory",
+    "MemoryContext",
+    "memory_owner",
+    "render_feedback",
+    "task_key",
+]
 
 FEEDBACK_MARKER = "Feedback from earlier trials of this task"
+SHARED_OWNER: tuple[str, ...] = ("shared",)
+"""The owner of the feedback of runs that name no user: every such run shares it."""
+
+
+class MemoryContext(TypedDict):
+    """The state key ``inferact_memory``: earlier feedback for the task in scope."""
+
+    task: str
+    """The task it was loaded (or written, on a retry) for; a new task loads it again."""
+    text: str | None
+    """The memory the actor sees (``None``: no feedback for this task)."""
+    owner: NotRequired[list[str] | None]
+    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
+    under this owner, whoever answers the review."""
 
 
 def task_key(task: str) -> str:
     """A stable store key for a task: a hash of its whitespace-normalised, lower-cased text."""
     normal = " ".join(task.split()).lower()
     return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:32]
+
+
+def _label(value: Any) -> str:
+    # Store namespace labels may not be empty or contain "." (an e-mail address as user id).
+    text = str(value).replace("%", "%25").replace(".", "%2E")
+    return text or "%00"
+
+
+def _unlabel(label: str) -> str:
+    return "" if label == "%00" else label.replace("%2E", ".").replace("%25", "%")
+
+
+def memory_owner(config: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Whose feedback a run reads and writes, from its config.
+
+    The LangGraph server's authenticated user (``configurable["langgraph_auth_user_id"]``),
+    else ``configurable["user_id"]``, else :data:`SHARED_OWNER`.
+
+    Example:
+        >>> memory_owner({"configurable": {"langgraph_auth_user_id": "u-1", "user_id": "x"}})
+        ('user', 'u-1')
+        >>> memory_owner({})
+        ('shared',)
+    """
+    configurable = (config or {}).get("configurable") or {}
+    for key in ("langgraph_auth_user_id", "user_id"):
+        value = configurable.get(key)
+        if value is not None and str(value) != "":
+            return ("user", str(value))
+    return SHARED_OWNER
 
 
 def render_feedback(entries: Sequence[Mapping[str, Any]]) -> str:
@@ -45,11 +113,11 @@ def render_feedback(entries: Sequence[Mapping[str, Any]]) -> str:
 
 
 class FeedbackMemory:
-    """Reads and writes feedback entries in a LangGraph store.
+    """Reads, writes, lists and clears feedback entries in a LangGraph store, per owner.
 
     Args:
         key: Maps the task text to the store key (default: :func:`task_key`). Supply your own
-            to share feedback across differently worded tasks, or per user.
+            to share feedback across differently worded tasks.
         namespace: The namespace prefix (default ``("inferact", "feedback")``).
         limit: At most this many most recent entries are loaded.
     """
@@ -64,32 +132,138 @@ class FeedbackMemory:
         if limit <= 0:
             raise ValueError(f"limit must be > 0, got {limit}")
         self.key = key
-        self.namespace = namespace
+        self.namespace = tuple(namespace)
         self.limit = limit
 
-    def _ns(self, task: str) -> tuple[str, ...]:
-        return (*self.namespace, self.key(task))
+    def namespace_for(self, task: str, owner: Sequence[str] = SHARED_OWNER) -> tuple[str, ...]:
+        """The store namespace of ``owner``'s feedback on ``task``."""
+        return (*self.namespace, *self._owner(owner), self.key(task))
 
-    def save(self, store: Any, task: str, entry: Mapping[str, Any]) -> None:
-        """Store one feedback entry for ``task``."""
-        record = {"time": time.time(), **entry}
-        store.put(self._ns(task), f"{record['time']:.6f}-{uuid.uuid4().hex[:8]}", record)
+    @staticmethod
+    def _owner(owner: Sequence[str]) -> tuple[str, ...]:
+        if isinstance(owner, str) or not owner:
+            raise ValueError(
+                "owner must be a non-empty tuple of labels such as ('user', 'alice'), "
+                f"got {owner!r}"
+            )
+        return tuple(_label(part) for part in owner)
 
-    async def asave(self, store: Any, task: str, entry: Mapping[str, Any]) -> None:
+    @staticmethod
+    def _new_key() -> tuple[float, str]:
+        now = time.time()
+        return now, f"{now:.6f}-{uuid.uuid4().hex[:8]}"
+
+    def save(
+        self,
+        store: Any,
+        task: str,
+        entry: Mapping[str, Any],
+        *,
+        owner: Sequence[str] = SHARED_OWNER,
+    ) -> None:
+        """Store one feedback entry of ``owner`` for ``task``."""
+        now, key = self._new_key()
+        store.put(self.namespace_for(task, owner), key, {"time": now, **entry})
+
+    async def asave(
+        self,
+        store: Any,
+        task: str,
+        entry: Mapping[str, Any],
+        *,
+        owner: Sequence[str] = SHARED_OWNER,
+    ) -> None:
         """Async :meth:`save`."""
-        record = {"time": time.time(), **entry}
-        await store.aput(self._ns(task), f"{record['time']:.6f}-{uuid.uuid4().hex[:8]}", record)
+        now, key = self._new_key()
+        await store.aput(self.namespace_for(task, owner), key, {"time": now, **entry})
 
-    def load(self, store: Any, task: str) -> list[dict[str, Any]]:
-        """The most recent entries for ``task``, oldest first."""
-        items = store.search(self._ns(task), limit=1000)
+    def load(
+        self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER
+    ) -> list[dict[str, Any]]:
+        """``owner``'s most recent entries for ``task``, oldest first."""
+        items = store.search(self.namespace_for(task, owner), limit=1000)
         return self._order(items)
 
-    async def aload(self, store: Any, task: str) -> list[dict[str, Any]]:
+    async def aload(
+        self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER
+    ) -> list[dict[str, Any]]:
         """Async :meth:`load`."""
-        items = await store.asearch(self._ns(task), limit=1000)
+        items = await store.asearch(self.namespace_for(task, owner), limit=1000)
         return self._order(items)
 
     def _order(self, items: Sequence[Any]) -> list[dict[str, Any]]:
         values = sorted((dict(item.value) for item in items), key=lambda v: v.get("time", 0))
         return values[-self.limit :]
+
+    # ------------------------------------------------------------------ list and clear
+    def _prefix(self, owner: Sequence[str] | None) -> tuple[str, ...]:
+        return self.namespace if owner is None else (*self.namespace, *self._owner(owner))
+
+    def _listed(self, items: Sequence[Any], task: str | None) -> list[dict[str, Any]]:
+        wanted = None if task is None else self.key(task)
+        out = []
+        for item in items:
+            namespace = tuple(item.namespace)
+            owner, key = namespace[len(self.namespace) : -1], namespace[-1]
+            if not owner or (wanted is not None and key != wanted):
+                continue  # an entry of an older layout (no owner), or another task
+            out.append(
+                {
+                    **dict(item.value),
+                    "owner": tuple(_unlabel(p) for p in owner),
+                    "task_key": key,
+                    "key": item.key,
+                    "namespace": namespace,
+                }
+            )
+        return sorted(out, key=lambda v: (v["owner"], v.get("time", 0)))
+
+    def _search_all(self, store: Any, prefix: tuple[str, ...]) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            page = store.search(prefix, limit=500, offset=len(items))
+            items.extend(page)
+            if len(page) < 500:
+                return items
+
+    async def _asearch_all(self, store: Any, prefix: tuple[str, ...]) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            page = await store.asearch(prefix, limit=500, offset=len(items))
+            items.extend(page)
+            if len(page) < 500:
+                return items
+
+    def list_entries(
+        self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Remembered feedback, by owner then time: every owner's, or ``owner``'s, on ``task``.
+
+        Each entry is the stored one plus ``owner``, ``task_key``, ``key`` and ``namespace``
+        (what :meth:`clear` deletes).
+        """
+        return self._listed(self._search_all(store, self._prefix(owner)), task)
+
+    async def alist_entries(
+        self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Async :meth:`list_entries`."""
+        return self._listed(await self._asearch_all(store, self._prefix(owner)), task)
+
+    def clear(
+        self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
+    ) -> int:
+        """Delete remembered feedback (all, ``owner``'s, and/or on ``task``); the count deleted."""
+        entries = self.list_entries(store, owner=owner, task=task)
+        for entry in entries:
+            store.delete(entry["namespace"], entry["key"])
+        return len(entries)
+
+    async def aclear(
+        self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
+    ) -> int:
+        """Async :meth:`clear`."""
+        entries = await self.alist_entries(store, owner=owner, task=task)
+        for entry in entries:
+            await store.adelete(entry["namespace"], entry["key"])
+        return len(entries)

@@ -3,8 +3,10 @@
 The critic runs inside the model step (``wrap_model_call``): as soon as the actor proposes
 critical tool calls, they are judged and the verdicts are written to state with the AI message.
 The review runs in ``after_model``: it only reads the checkpointed verdicts and calls
-``interrupt()`` for doubtful calls, so resuming never calls the critic again. Earlier feedback
-for the same task is put in the actor's context by ``before_agent``. As a last line of defence,
+``interrupt()`` for doubtful calls, so resuming never calls the critic again. This user's earlier
+feedback on the task is loaded once per request by ``before_agent`` into a private state key and
+added to the system message of the actor's model requests (never written to the messages). As a
+last line of defence,
 ``wrap_tool_call`` refuses to run a critical call that has no clean verdict or approval.
 
 Example:
@@ -44,15 +46,21 @@ from langchain.agents.middleware.types import (
     OmitFromInput,
     hook_config,
 )
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
 from inferact_langgraph.binding import with_unique_call_ids
 from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.gate import InferActGuard, merge_checks
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph.gate import InferActGuard, merge_checks, run_config
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext
+from inferact_langgraph.options import (
+    GuardOptions,
+    MemoryNamespace,
+    OnCriticError,
+    OnReject,
+    Scope,
+)
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
 from inferact_langgraph.wrap import build_critic
@@ -74,7 +82,7 @@ class InferActState(AgentState):
     inferact_audit: NotRequired[Annotated[list[AuditEntry], OmitFromInput, _add]]
     inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], OmitFromInput, _add]]
     inferact_trial: NotRequired[Annotated[int, OmitFromInput]]
-    inferact_memory_loaded: NotRequired[Annotated[bool, OmitFromInput]]
+    inferact_memory: NotRequired[Annotated[MemoryContext | None, OmitFromInput]]
 
 
 class InferActMiddleware(AgentMiddleware):
@@ -96,8 +104,12 @@ class InferActMiddleware(AgentMiddleware):
         on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
         on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
         max_trials: Trials allowed with ``on_reject="retry"``.
+        scope: ``"request"`` (default): a call is judged against the user's newest request,
+            on the actions since it; ``"thread"``: against all their requests, in order.
         task_extractor: ``state -> str`` giving the user's real task.
         memory: Feedback memory settings; used when the agent has a store.
+        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
+            the server's authenticated user, else ``configurable["user_id"]``, else shared).
         allowed_decisions: Decisions offered to the human.
         review_in: ``"after_model"`` (default): one HumanInTheLoopMiddleware-style request per
             AI message, after the model step. ``"tool_call"``: each doubtful call interrupts
@@ -134,8 +146,10 @@ class InferActMiddleware(AgentMiddleware):
         on_critic_error: OnCriticError = "interrupt",
         on_reject: OnReject = "continue",
         max_trials: int = 3,
+        scope: Scope = "request",
         task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
         memory: FeedbackMemory | None = None,
+        memory_namespace: MemoryNamespace | None = None,
         allowed_decisions: Sequence[str] = DECISION_TYPES,
         review_in: ReviewIn = "after_model",
         options: GuardOptions | None = None,
@@ -147,8 +161,10 @@ class InferActMiddleware(AgentMiddleware):
             on_critic_error=on_critic_error,
             on_reject=on_reject,
             max_trials=max_trials,
+            scope=scope,
             task_extractor=task_extractor,
             memory=memory,
+            memory_namespace=memory_namespace,
             allowed_decisions=allowed_decisions,
         )
         if review_in == "tool_call" and options.on_reject != "continue":
@@ -179,15 +195,21 @@ class InferActMiddleware(AgentMiddleware):
 
     # ------------------------------------------------------------------ memory
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Close a review the user skipped by sending a new message; load earlier feedback."""
+        """Close a review the user skipped by sending a new message; load earlier feedback.
+
+        The memory is read from the store once per request (when the task in scope changes)
+        and kept in the private key ``inferact_memory``; model calls only read that key.
+        """
         update = self.guard.supersede_pending(state)
-        memory = self.guard.memory_update(state, getattr(runtime, "store", None))
+        store = getattr(runtime, "store", None)
+        memory = self.guard.memory_update(state, store, run_config())
         return _merge(update, memory) or None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
         update = self.guard.supersede_pending(state)
-        memory = await self.guard.amemory_update(state, getattr(runtime, "store", None))
+        store = getattr(runtime, "store", None)
+        memory = await self.guard.amemory_update(state, store, run_config())
         return _merge(update, memory) or None
 
     # ------------------------------------------------------------------ the critic
@@ -219,9 +241,9 @@ class InferActMiddleware(AgentMiddleware):
         return state if self.guard.needs_check(state) else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
-        """Call the actor, then judge its critical tool calls and store the verdicts."""
+        """Call the actor (given earlier feedback), then judge its critical calls."""
         self._learn_tools(request.tools)
-        response = handler(request)
+        response = handler(_with_memory(request))
         state = self._state_to_check(request, response)
         if state is None:
             return response
@@ -232,7 +254,7 @@ class InferActMiddleware(AgentMiddleware):
     ) -> Any:
         """Async :meth:`wrap_model_call`; several critical calls are judged concurrently."""
         self._learn_tools(request.tools)
-        response = await handler(request)
+        response = await handler(_with_memory(request))
         state = self._state_to_check(request, response)
         if state is None:
             return response
@@ -270,7 +292,8 @@ class InferActMiddleware(AgentMiddleware):
         if self._nothing_to_review(state):
             return None
         outcome = self.guard.review(state)
-        return self._finish(self.guard.save_feedback(outcome, getattr(runtime, "store", None)))
+        store = getattr(runtime, "store", None)
+        return self._finish(self.guard.save_feedback(outcome, store, run_config(), state))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -278,7 +301,8 @@ class InferActMiddleware(AgentMiddleware):
         if self._nothing_to_review(state):
             return None
         outcome = await self.guard.areview(state)
-        update = await self.guard.asave_feedback(outcome, getattr(runtime, "store", None))
+        store = getattr(runtime, "store", None)
+        update = await self.guard.asave_feedback(outcome, store, run_config(), state)
         return self._finish(update)
 
     # ------------------------------------------------------------------ the enforcement point
@@ -346,7 +370,8 @@ class InferActMiddleware(AgentMiddleware):
         if verdict == "refuse":
             return target
         outcome = self.guard.review(request.state, only=request.tool_call["id"])
-        update = self.guard.save_feedback(outcome, getattr(request.runtime, "store", None))
+        store = getattr(request.runtime, "store", None)
+        update = self.guard.save_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -360,7 +385,8 @@ class InferActMiddleware(AgentMiddleware):
         if verdict == "refuse":
             return target
         outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
-        update = await self.guard.asave_feedback(outcome, getattr(request.runtime, "store", None))
+        store = getattr(request.runtime, "store", None)
+        update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -373,6 +399,26 @@ class _ToolCallReview(InferActMiddleware):
     # The base hooks: create_agent then adds no after_model node.
     after_model = AgentMiddleware.after_model  # type: ignore[assignment]
     aafter_model = AgentMiddleware.aafter_model  # type: ignore[assignment]
+
+
+def _with_memory(request: ModelRequest) -> ModelRequest:
+    """The model request with this user's earlier feedback added to its system message.
+
+    Only the request changes: the feedback is never written to the agent's messages, so the
+    thread (and a chat UI that shows it) never holds it.
+    """
+    memory = (request.state or {}).get("inferact_memory")
+    text = memory.get("text") if isinstance(memory, Mapping) else None
+    if not text:
+        return request
+    system = request.system_message
+    if system is None:
+        return request.override(system_message=SystemMessage(text))
+    if isinstance(system.content, str):
+        content: Any = f"{system.content}\n\n{text}" if system.content else text
+    else:
+        content = [*system.content, {"type": "text", "text": text}]
+    return request.override(system_message=SystemMessage(content))
 
 
 def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

@@ -16,10 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["GuardOptions", "OnCriticError", "OnReject"]
+__all__ = ["GuardOptions", "MemoryNamespace", "OnCriticError", "OnReject", "Scope"]
 
 OnCriticError = Literal["interrupt", "block", "allow"]
 OnReject = Literal["continue", "retry", "end"]
+Scope = Literal["request", "thread"]
+MemoryNamespace = Callable[[Mapping[str, Any]], Sequence[str]]
+"""``config -> labels``: whose feedback memory a run reads and writes (a user, a tenant)."""
 _DECISIONS = ("approve", "edit", "reject", "respond")
 
 
@@ -34,8 +37,15 @@ class GuardOptions:
         on_reject: ``"continue"`` (the actor sees the feedback and carries on), ``"retry"``
             (a new trial: messages cleared, task and feedback kept) or ``"end"``.
         max_trials: With ``"retry"``, the run ends after this many trials.
-        task_extractor: ``state -> str``: the user's real task (default: first human message).
+        scope: ``"request"`` (default): a call is judged against the user's newest request,
+            on the actions taken since it. ``"thread"``: against all the user's requests in
+            order, on every action of the thread (see :mod:`inferact_langgraph.scope`).
+        task_extractor: ``state -> str``: the user's real task, instead of the request(s).
         memory: Where feedback is kept across threads (a ``FeedbackMemory``).
+        memory_namespace: ``config -> labels``: whose feedback memory a run uses. Default:
+            the LangGraph server's authenticated user
+            (``config["configurable"]["langgraph_auth_user_id"]``), else
+            ``config["configurable"]["user_id"]``, else one namespace shared by every run.
         allowed_decisions: The decisions a human may make.
         signing_key: Sign every record with HMAC-SHA256 and honour only signed ones, so that
             no tool or caller that writes the state can forge an approval. Give every process
@@ -45,8 +55,10 @@ class GuardOptions:
     on_critic_error: OnCriticError = "interrupt"
     on_reject: OnReject = "continue"
     max_trials: int = 3
+    scope: Scope = "request"
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
     memory: Any = None
+    memory_namespace: MemoryNamespace | None = None
     allowed_decisions: Sequence[str] = _DECISIONS
     signing_key: bytes | str | None = field(default=None, repr=False)
 
@@ -73,6 +85,12 @@ class GuardOptions:
             raise ValueError(
                 f"on_reject must be 'continue', 'retry' or 'end', got {self.on_reject!r}"
             )
+        if self.scope not in get_args(Scope):
+            raise ValueError(f"scope must be 'request' or 'thread', got {self.scope!r}")
+        for name in ("task_extractor", "memory_namespace"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise ValueError(f"{name} must be a function, got {type(value).__name__}")
         if not isinstance(self.max_trials, int) or self.max_trials < 1:
             raise ValueError(f"max_trials must be an int >= 1, got {self.max_trials!r}")
         decisions = tuple(self.allowed_decisions)

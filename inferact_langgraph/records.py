@@ -53,6 +53,9 @@ class CheckRecord(TypedDict, total=False):
     threshold: float | None
     task: str | None
     """The user's task the critic verified against."""
+    scope: str
+    """Where that task came from: ``"request"`` (the user's newest request), ``"thread"``
+    (all their requests, in order) or ``"custom"`` (a ``task_extractor``)."""
     action_chain: list[ActionStep]
     """The steps the critic judged (thoughts excluded), the pending call last."""
     score: float | None
@@ -84,6 +87,9 @@ class AuditEntry(TypedDict):
     justification: str
     error: str | None
     task: str | None
+    """The user's task the call was judged against."""
+    scope: NotRequired[str]
+    """Where that task came from (``"request"``, ``"thread"`` or ``"custom"``)."""
     action_chain: list[ActionStep]
     options: list[str]
     option_probs: dict[str, float]
@@ -174,5 +180,7 @@ def audit_entry(
         entry["order_probs"] = record["order_probs"]
     if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
         entry["uncalibrated_score"] = verdict["uncalibrated_score"]
+    if record.get("scope"):
+        entry["scope"] = record["scope"]
     entry.update({k: v for k, v in extra.items() if v is not None})
     return entry  # type: ignore[return-value]

@@ -102,6 +102,9 @@ class InferActReviewInfo(TypedDict):
     """Why the critic could not judge the call, when it failed (fail closed)."""
     task: NotRequired[str | None]
     """The user's task the critic verified against."""
+    scope: NotRequired[str | None]
+    """Where that task came from: ``"request"`` (the user's newest request), ``"thread"`` (all
+    their requests, in order) or ``"custom"`` (a ``task_extractor``)."""
     action_chain: NotRequired[list[ActionStep]]
     """The steps the critic judged, the pending call last."""
     options: NotRequired[list[str]]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,16 +38,31 @@ from inferact_langgraph.binding import (
 )
 from inferact_langgraph.critical import CriticalSpec
 from inferact_langgraph.errors import ResumeError
-from inferact_langgraph.memory import render_feedback
+from inferact_langgraph.memory import MemoryContext, render_feedback
 from inferact_langgraph.options import GuardOptions
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
+from inferact_langgraph.resume import require_checkpointer
 from inferact_langgraph.review import Decision, ReviewRequest, resume_error, resume_schema
+from inferact_langgraph.scope import (
+    MEMORY_ID,
+    MEMORY_NAME,
+    TaskLocator,
+    is_injected,
+    request_positions,
+)
 
-__all__ = ["MEMORY_MESSAGE_PREFIX", "ReviewOutcome", "ReviewProtocol", "memory_message"]
+__all__ = [
+    "MEMORY_MESSAGE_PREFIX",
+    "ReviewOutcome",
+    "ReviewProtocol",
+    "memory_context",
+    "memory_message",
+]
 
 logger = logging.getLogger("inferact_langgraph")
 
-MEMORY_MESSAGE_PREFIX = "inferact-memory-"
+MEMORY_MESSAGE_PREFIX = MEMORY_ID
+"""The id of the memory message given to the actor (see :func:`memory_message`)."""
 SUPERSEDED = "The user sent a new message instead of answering the review of this call."
 
 
@@ -57,13 +72,30 @@ def _last_ai(state: Any) -> AIMessage | None:
     return None if position is None else messages[position]  # type: ignore[return-value]
 
 
-def memory_message(entries: Sequence[Mapping[str, Any]], *, trial: int | None) -> HumanMessage:
-    """The message that carries earlier feedback into the actor's context."""
-    suffix = f"trial-{trial}" if trial is not None else "store"
-    return HumanMessage(
-        content=render_feedback(entries),
-        id=f"{MEMORY_MESSAGE_PREFIX}{suffix}-{len(entries)}",
-    )
+def memory_message(text: str) -> HumanMessage:
+    """The message that carries earlier feedback into the actor's input (never into state).
+
+    ``with_inferact`` adds it to the actor node's input only and drops it from the node's
+    output. Its ``name`` and id mark it as InferAct's: Agent Chat UI does not render a
+    message whose id starts with ``do-not-render-``, and no request is ever taken from it.
+
+    Example:
+        >>> m = memory_message("Feedback from earlier trials of this task: ...")
+        >>> m.name, m.id
+        ('inferact_memory', 'do-not-render-inferact-memory')
+    """
+    return HumanMessage(content=text, name=MEMORY_NAME, id=MEMORY_ID)
+
+
+def memory_context(
+    task: str, entries: Sequence[Mapping[str, Any]], owner: Sequence[str] | None = None
+) -> MemoryContext:
+    """The ``inferact_memory`` state value for ``task`` (``text`` None with no entries)."""
+    return {
+        "task": task,
+        "text": render_feedback(entries) if entries else None,
+        "owner": None if owner is None else list(owner),
+    }
 
 
 def _rejection_message(
@@ -100,6 +132,7 @@ class ReviewOutcome:
             ``"retry"`` or ``"end"``.
         edits: Edited calls by tool call id.
         trial: The new trial number, after ``on_reject="retry"``.
+        memory: The actor's memory for the new trial (``inferact_memory``), after a retry.
     """
 
     checks: dict[str, CheckRecord] = field(default_factory=dict)
@@ -109,6 +142,7 @@ class ReviewOutcome:
     route: str | None = None
     edits: dict[str, dict[str, Any]] = field(default_factory=dict)
     trial: int | None = None
+    memory: MemoryContext | None = None
 
     def update(self) -> dict[str, Any]:
         """The graph state update (without the feedback's store write)."""
@@ -124,6 +158,8 @@ class ReviewOutcome:
             update["messages"] = self.messages
         if self.trial is not None:
             update["inferact_trial"] = self.trial
+        if self.memory is not None:
+            update["inferact_memory"] = self.memory
         return update
 
 
@@ -141,7 +177,8 @@ class ReviewProtocol:
         options: The shared :class:`~inferact_langgraph.options.GuardOptions`.
         specs: Critical tool names mapped to specs (shared with the critic step).
         tools: Tools by name (shared), to validate a human's edits.
-        task_of: ``state -> str``, the user's task.
+        locator: The task and the window of messages a call is judged on (a retry clears
+            that window).
     """
 
     def __init__(
@@ -150,13 +187,17 @@ class ReviewProtocol:
         options: GuardOptions,
         specs: dict[str, CriticalSpec],
         tools: dict[str, Any],
-        task_of: Callable[[Any], str],
+        locator: TaskLocator,
     ) -> None:
         self.key = options.key
         self.options = options
         self.specs = specs
         self.tools = tools
-        self.task_of = task_of
+        self.locator = locator
+
+    def task_of(self, state: Any) -> str:
+        """The user's real task t*."""
+        return self.locator.task(state)
 
     @property
     def allowed_decisions(self) -> list[str]:
@@ -222,6 +263,7 @@ class ReviewProtocol:
                 "critic": r.get("critic"),
                 "error": r.get("error"),
                 "task": r.get("task"),
+                "scope": r.get("scope"),
                 "action_chain": list(r.get("action_chain") or []),
                 "options": list(r.get("options") or []),
                 "option_probs": dict(r.get("option_probs") or {}),
@@ -308,6 +350,9 @@ class ReviewProtocol:
         (:func:`~inferact_langgraph.review.resume_schema`). A malformed resume raises
         :class:`ResumeError` and is not saved, so the thread stays interrupted.
         """
+        # Without a checkpointer the interrupt could never be answered: fail before it, so the
+        # call does not run and the run does not end on a review nobody can resume.
+        require_checkpointer()
         schema = resume_schema(
             count=count, allowed=self.allowed_decisions, check_edit=self.check_edit
         )
@@ -395,14 +440,35 @@ class ReviewProtocol:
                 outcome.messages.extend(self._cancel_others(state, ai, outcome))
                 outcome.route = "end"
             else:
-                all_feedback = list(state.get("inferact_feedback") or []) + outcome.feedback
                 outcome.route = "retry"
                 outcome.trial = trial
-                outcome.messages = [
-                    RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                    HumanMessage(self.task_of(state)),
-                    memory_message(all_feedback, trial=trial),
+                outcome.messages = self._new_trial(state)
+                task = self.task_of(state)
+                feedback = [  # this task's feedback only: a thread may hold other requests
+                    e
+                    for e in [*(state.get("inferact_feedback") or []), *outcome.feedback]
+                    if e.get("task") == task
                 ]
+                owner = (state.get("inferact_memory") or {}).get("owner")
+                outcome.memory = memory_context(task, feedback, owner)
+
+    def _new_trial(self, state: Any) -> list[Any]:
+        """Messages that clear the trial's working memory, keeping the user's request(s).
+
+        With a ``task_extractor`` the thread restarts from the task text (as in the paper);
+        otherwise the messages after the request in scope are removed, except the user's
+        requests, so earlier turns of a chat stay as they were.
+        """
+        if self.options.task_extractor is not None:
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(state))]
+        messages = messages_of(state)
+        start = self.locator.start(messages)
+        keep = set(request_positions(messages))
+        return [
+            RemoveMessage(id=m.id)
+            for i, m in enumerate(messages)
+            if i > start and i not in keep and m.id is not None
+        ]
 
     def _apply(
         self,
@@ -540,12 +606,7 @@ class ReviewProtocol:
         ai = messages[ai_position]
         later = messages[ai_position + 1 :]
         first_human = next(
-            (
-                i
-                for i, m in enumerate(later)
-                if isinstance(m, HumanMessage)
-                and not str(m.id or "").startswith(MEMORY_MESSAGE_PREFIX)
-            ),
+            (i for i, m in enumerate(later) if isinstance(m, HumanMessage) and not is_injected(m)),
             None,
         )
         if first_human is None:

@@ -7,7 +7,10 @@ a new compiled graph (the original is not modified) with three nodes added::
     START -> inferact_memory -> <actor> -> ... -> inferact_critic -> inferact_gate -> tools
                                                                             '-> <actor> / END
 
-* ``inferact_memory`` puts earlier feedback for the same task (from the store) in context;
+* ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
+  state key ``inferact_memory``; the actor node receives it as an extra message in its input
+  only (:func:`~inferact_langgraph.reviewing.memory_message`), so it is never written to the
+  thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
 * ``inferact_gate`` interrupts for doubtful calls and applies the human's decisions, then sends
@@ -50,17 +53,25 @@ from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Send
-from typing_extensions import TypedDict
+from langgraph.types import Command, Send
+from typing_extensions import TypedDict, is_typeddict
 
-from inferact_langgraph.binding import pending_calls
+from inferact_langgraph.binding import messages_of, pending_calls
 from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
 from inferact_langgraph.gate import InferActGuard, InferActStateKeys, last_ai_message
 from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph.options import (
+    GuardOptions,
+    MemoryNamespace,
+    OnCriticError,
+    OnReject,
+    Scope,
+)
 from inferact_langgraph.review import DECISION_TYPES
+from inferact_langgraph.reviewing import memory_message
+from inferact_langgraph.scope import is_injected, request_positions
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
 
@@ -357,6 +368,49 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     return _untraced(run, arun, tool_node.name or "tools")
 
 
+def _with_memory(state: Any) -> Any:
+    """The actor's input with the memory message after the newest request, or None."""
+    memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
+    text = memory.get("text") if isinstance(memory, Mapping) else None
+    if not text:
+        return None
+    messages = messages_of(state)
+    positions = request_positions(messages)
+    at = positions[-1] + 1 if positions else 0
+    return {**state, "messages": [*messages[:at], memory_message(text), *messages[at:]]}
+
+
+def _without_memory(out: Any) -> Any:
+    """The actor's output without the memory message (a node returning its input's messages)."""
+    if isinstance(out, list):
+        return [_without_memory(item) for item in out]
+    if isinstance(out, Command) and isinstance(out.update, dict):
+        return dataclasses.replace(out, update=_without_memory(out.update))
+    if isinstance(out, dict) and isinstance(out.get("messages"), list):
+        kept = [m for m in out["messages"] if not is_injected(m)]
+        if len(kept) != len(out["messages"]):
+            return {**out, "messages": kept}
+    return out
+
+
+def _actor_with_memory(actor: Any) -> Any:
+    """The actor node, given the memory in its input only: it never reaches the thread."""
+
+    def run(state: Any, config: RunnableConfig) -> Any:
+        given = _with_memory(state)
+        if given is None:  # no memory: the user's node as is
+            return actor.invoke(state, config)
+        return _without_memory(actor.invoke(given, config))
+
+    async def arun(state: Any, config: RunnableConfig) -> Any:
+        given = _with_memory(state)
+        if given is None:
+            return await actor.ainvoke(state, config)
+        return _without_memory(await actor.ainvoke(given, config))
+
+    return _untraced(run, arun, getattr(actor, "name", None) or "actor")
+
+
 def _command_routes(builder: StateGraph, tools: str) -> list[str]:
     """Nodes that declare ``Command(goto=<tools>)`` (which would skip the critic node)."""
     return sorted(
@@ -379,8 +433,10 @@ def with_inferact(
     on_critic_error: OnCriticError = "interrupt",
     on_reject: OnReject = "continue",
     max_trials: int = 3,
+    scope: Scope = "request",
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
     memory: FeedbackMemory | None = None,
+    memory_namespace: MemoryNamespace | None = None,
     allowed_decisions: Sequence[str] = DECISION_TYPES,
     tools_node: str | None = None,
     actor_node: str | None = None,
@@ -404,13 +460,20 @@ def with_inferact(
             it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
             mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
-        checkpointer: Required for interrupts (default: the compiled graph's own, if any).
+        checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
+            run without one raises ``CheckpointerRequiredError`` when a review would open
+            (the call is not run); the LangGraph server supplies its own.
         store: Keeps feedback across threads (default: the compiled graph's own, if any).
         on_critic_error: ``"interrupt"`` (fail closed, default), ``"block"`` or ``"allow"``.
         on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
         max_trials: Trials allowed with ``on_reject="retry"``.
-        task_extractor: ``state -> str`` giving the user's real task.
+        scope: ``"request"`` (default): a call is judged against the user's newest request,
+            on the actions since it; ``"thread"``: against all their requests, in order.
+        task_extractor: ``state -> str`` giving the user's real task (replaces the text of
+            the request(s); the scope still decides which actions are judged).
         memory: Feedback memory settings (store namespace, task key).
+        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
+            the server's authenticated user, else ``configurable["user_id"]``, else shared).
         allowed_decisions: Decisions offered to the human.
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
@@ -429,8 +492,10 @@ def with_inferact(
         on_critic_error=on_critic_error,
         on_reject=on_reject,
         max_trials=max_trials,
+        scope=scope,
         task_extractor=task_extractor,
         memory=memory,
+        memory_namespace=memory_namespace,
         allowed_decisions=allowed_decisions,
     )
     if isinstance(graph, CompiledStateGraph):
@@ -516,17 +581,18 @@ def with_inferact(
 
     def memory_node(state: dict, config: RunnableConfig) -> dict:
         update = guard.supersede_pending(state)
-        return _merge(update, guard.memory_update(state, _store_from(config)))
+        return _merge(update, guard.memory_update(state, _store_from(config), config))
 
     async def amemory_node(state: dict, config: RunnableConfig) -> dict:
         update = guard.supersede_pending(state)
-        return _merge(update, await guard.amemory_update(state, _store_from(config)))
+        return _merge(update, await guard.amemory_update(state, _store_from(config), config))
 
     def gate_node(state: dict, config: RunnableConfig) -> dict:
-        return guard.save_feedback(guard.review(state), _store_from(config))
+        return guard.save_feedback(guard.review(state), _store_from(config), config, state)
 
     async def agate_node(state: dict, config: RunnableConfig) -> dict:
-        return await guard.asave_feedback(await guard.areview(state), _store_from(config))
+        outcome = await guard.areview(state)
+        return await guard.asave_feedback(outcome, _store_from(config), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
@@ -535,6 +601,19 @@ def with_inferact(
         runnable=_guarded_tool_node(guard, tool_node),
         input_schema=schema,
     )
+
+    # The actor receives earlier feedback in its input only (never written to the thread).
+    # A TypedDict state gets the memory key added; other state types are passed unchanged.
+    actor_spec = new.nodes[actor]
+    actor_schema = actor_spec.input_schema or builder.state_schema
+    if is_typeddict(actor_schema):
+        actor_input = schema
+        if actor_schema is not builder.state_schema:
+            actor_input = _guard_schema(actor_schema)
+            new._add_schema(actor_input)
+        new.nodes[actor] = dataclasses.replace(
+            actor_spec, runnable=_actor_with_memory(actor_spec.runnable), input_schema=actor_input
+        )
 
     new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
     new.add_node(CRITIC_NODE, RunnableLambda(guard.check, afunc=guard.acheck), input_schema=schema)

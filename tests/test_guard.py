@@ -400,15 +400,23 @@ def test_on_reject_retry_starts_a_new_trial_with_memory(kind):
     out = graph.invoke(Command(resume="wrong size"), cfg())
     assert LEDGER == [{"asin": "B01", "price": 85.0}]
     second_trial_prompt = actor.prompts[1]
-    assert [type(m) for m in second_trial_prompt if not m.type == "system"][:2] == [
-        HumanMessage,
-        HumanMessage,
-    ]
-    assert "wrong size" in str(second_trial_prompt[-1].content)
+    # The actor sees the task, then the feedback: in a message of its own (with_inferact) or
+    # in the system message of its model request (the middleware).
+    memory = [m for m in second_trial_prompt if FEEDBACK_MARKER in str(m.content)]
+    assert len(memory) == 1 and "wrong size" in str(memory[0].content)
+    if kind == "middleware":
+        assert memory[0].type == "system"
+    else:
+        assert memory[0].type == "human" and memory[0].name == "inferact_memory"
+    assert [m.content for m in second_trial_prompt if m.type == "human" and not m.name] == [TASK]
     assert not any(
         isinstance(m, ToolMessage) for m in second_trial_prompt
     )  # working memory cleared
-    assert graph.get_state(cfg()).values["inferact_trial"] == 1
+    values = graph.get_state(cfg()).values
+    assert values["inferact_trial"] == 1
+    # ... and the thread never holds the feedback as a message the user seems to have typed.
+    assert not any(FEEDBACK_MARKER in str(m.content) for m in values["messages"])
+    assert [m.content for m in values["messages"] if isinstance(m, HumanMessage)] == [TASK]
     assert_valid_history(out["messages"])
 
 

@@ -67,7 +67,7 @@ from inferact_langgraph.examples.demo_models import (
     oracle_critic_model,
     oracle_feedback,
 )
-from inferact_langgraph.memory import FeedbackMemory, task_key
+from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prompt
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 from inferact_langgraph.trajectory import Trajectory
@@ -474,7 +474,7 @@ class _Runner:
         return text, source
 
     def _attach_reflection(self, store: Any, prompt: str, reflection: str) -> None:
-        ns = (*self.memory.namespace, task_key(prompt))
+        ns = self.memory.namespace_for(prompt)  # runs name no user: the shared namespace
         for item in store.search(ns, limit=1000):
             if item.value.get("binary") and not item.value.get("reflection"):
                 store.put(ns, item.key, {**item.value, "reflection": reflection})

@@ -1,0 +1,184 @@
+"""Which task a critical call is judged against, and on which actions: the scope of a check.
+
+In a chat, one thread holds many requests. By default (``scope="request"``) the user's real
+task t* is the user's *newest* request, and the action chain S is what the agent did since
+that request: a later "now transfer 500 dollars to Bob" is judged against itself, on its own
+actions, never against the thread's first request. ``scope="thread"`` judges every call
+against all the user's requests, listed in order, on every action of the thread. A
+``task_extractor`` (``state -> str``) replaces the task text in either scope.
+
+A human message counts as a request of the user unless InferAct put it there (earlier
+feedback, :func:`is_injected`) or a tool did: a human message right after tool results,
+before the model's next answer (a tool returning an image as a ``HumanMessage``, say).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> msgs = [
+    ...     HumanMessage("e-mail the Q3 numbers to our CFO"),
+    ...     AIMessage("", tool_calls=[{"name": "send_email", "args": {}, "id": "e1"}]),
+    ...     ToolMessage("sent", tool_call_id="e1"),
+    ...     AIMessage("Sent."),
+    ...     HumanMessage("now transfer 500 dollars to Bob"),
+    ...     AIMessage("", tool_calls=[{"name": "transfer", "args": {"to": "Bob"}, "id": "t1"}]),
+    ... ]
+    >>> state = {"messages": msgs}
+    >>> locator = TaskLocator()
+    >>> locator.task(state)
+    'now transfer 500 dollars to Bob'
+    >>> [s.tool_name for s in locator.trajectory(state, "t1").steps]
+    ['transfer']
+    >>> print(TaskLocator(scope="thread").task(state))
+    The user's requests in this conversation, in order:
+    1. e-mail the Q3 numbers to our CFO
+    2. now transfer 500 dollars to Bob
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+
+from inferact_langgraph.binding import messages_of
+from inferact_langgraph.options import Scope
+from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
+
+__all__ = [
+    "MEMORY_ID",
+    "MEMORY_NAME",
+    "Scope",
+    "TaskLocator",
+    "is_injected",
+    "is_request",
+    "request_positions",
+]
+
+MEMORY_NAME = "inferact_memory"
+"""The ``name`` of the message that carries earlier feedback into the actor's input."""
+MEMORY_ID = "do-not-render-inferact-memory"
+"""Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
+# Ids of memory messages written into state by versions before 0.3 (still never a request).
+_LEGACY_MEMORY_PREFIX = "inferact-memory-"
+# Tool answers written when the user sent a new message instead of answering a review
+# (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
+_SUPERSEDED_ANSWERS = ("Not executed: The user sent a new message", "No result: the run stopped")
+
+
+def is_injected(message: Any) -> bool:
+    """Whether a message is InferAct's own (earlier feedback), never the user's words."""
+    ident = str(getattr(message, "id", None) or "")
+    return (
+        getattr(message, "name", None) == MEMORY_NAME
+        or ident.startswith(MEMORY_ID)
+        or ident.startswith(_LEGACY_MEMORY_PREFIX)
+    )
+
+
+def _superseded(message: ToolMessage) -> bool:
+    return _text_of(message.content).startswith(_SUPERSEDED_ANSWERS)
+
+
+def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
+    """Whether ``messages[position]`` is a request the user wrote.
+
+    A human message that InferAct injected is not; nor is one a tool added: a human message
+    whose closest earlier non-human message is a tool result (other than the answers written
+    when the user skipped a review).
+    """
+    message = messages[position]
+    if not isinstance(message, HumanMessage) or is_injected(message):
+        return False
+    for earlier in reversed(messages[:position]):
+        if isinstance(earlier, HumanMessage):
+            continue
+        return not isinstance(earlier, ToolMessage) or _superseded(earlier)
+    return True
+
+
+def request_positions(messages: Sequence[BaseMessage]) -> list[int]:
+    """The positions of the user's requests, oldest first (empty text skipped)."""
+    return [
+        i
+        for i in range(len(messages))
+        if is_request(messages, i) and _text_of(messages[i].content).strip()
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskLocator:
+    """Finds the user's task t* and the window of messages the action chain S is read from.
+
+    Args:
+        scope: ``"request"`` (default) or ``"thread"``.
+        task_extractor: ``state -> str``, the task text instead of the user's request(s).
+
+    Raises:
+        ValueError: An unknown scope, or an extractor that is not callable.
+    """
+
+    scope: Scope = "request"
+    task_extractor: Callable[[Mapping[str, Any]], str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.scope not in get_args(Scope):
+            raise ValueError(f"scope must be 'request' or 'thread', got {self.scope!r}")
+        if self.task_extractor is not None and not callable(self.task_extractor):
+            raise ValueError("task_extractor must be a function of the state returning a string")
+
+    @property
+    def label(self) -> str:
+        """What the task is: ``"request"``, ``"thread"`` or ``"custom"`` (an extractor's)."""
+        return "custom" if self.task_extractor is not None else self.scope
+
+    def requests(self, state: Any) -> list[str]:
+        """The texts of the user's requests in the thread, oldest first."""
+        messages = messages_of(state)
+        return [_text_of(messages[i].content) for i in request_positions(messages)]
+
+    def start(self, messages: Sequence[BaseMessage]) -> int:
+        """Where the window starts: the newest request (or the first, in thread scope)."""
+        positions = request_positions(messages)
+        if not positions:
+            return 0
+        return positions[0] if self.scope == "thread" else positions[-1]
+
+    def window(self, state: Any) -> list[BaseMessage]:
+        """The messages S is read from: from the request in scope to the newest message."""
+        messages = messages_of(state)
+        return list(messages[self.start(messages) :])
+
+    def task(self, state: Any) -> str:
+        """The user's real task t*.
+
+        Raises:
+            TrajectoryError: No request in the thread, or an extractor's answer is empty.
+        """
+        if self.task_extractor is not None:
+            text = self.task_extractor(state)
+            if not isinstance(text, str) or not text.strip():
+                raise TrajectoryError("task_extractor must return a non-empty string")
+            return text
+        requests = self.requests(state)
+        if not requests:
+            raise TrajectoryError(
+                "cannot find the user's task: no human message in state['messages']; "
+                "pass task_extractor= to with_inferact / InferActMiddleware"
+            )
+        if self.scope == "request" or len(requests) == 1:
+            return requests[-1]
+        listed = "\n".join(f"{i}. {text}" for i, text in enumerate(requests, start=1))
+        return f"The user's requests in this conversation, in order:\n{listed}"
+
+    def trajectory(self, state: Any, call_id: str | None, task: str | None = None) -> Trajectory:
+        """The trajectory the critic judges for the call ``call_id``: t* and S, no thoughts.
+
+        Raises:
+            TrajectoryError: No task, or the call is not in the window.
+        """
+        return Trajectory.from_messages(
+            self.window(state),
+            task=self.task(state) if task is None else task,
+            pending_tool_call_id=call_id,
+        )
