@@ -55,7 +55,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     (work / "langgraph.json").write_text(json.dumps(config))
     port = _free_port()
     environ = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}  # offline
-    log = open(work / "server.log", "w")
+    log = open(work / "server.log", "w")  # noqa: SIM115 - the server writes to it until it stops
     proc = subprocess.Popen(
         [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
         cwd=work,
