@@ -11,7 +11,7 @@ no more off-path cost than HITL's own, in the same run), and so do two empty mid
 the same hooks and state as HITL and as ``InferActMiddleware`` (the floor LangChain's hook
 machinery sets for each, whatever the hooks do).
 
-Usage: python bench/bench_offpath.py [--steps 50] [--reps 21] [--no-write]
+Usage: python bench/bench_offpath.py [--steps 50] [--reps 31] [--no-write]
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def report(results: list[dict], write: bool = True) -> str:
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--reps", type=int, default=31)
     ap.add_argument("--modes", nargs="+", default=["sync", "async"])
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
