@@ -209,7 +209,8 @@ def run(steps: int, reps: int, mode: str = "sync") -> dict:
                               for n in names}
     out["min_ratio"] = {n: min(times[n]) / min(base) for n in names}
     # Issue 13: each variant's CPU time over HITL's, per repetition (the same rotation).
-    out["cpu_vs_hitl"] = {n: [t / h for t, h in zip(cpu[n], cpu[HITL], strict=True)] for n in names}
+    out["cpu_vs_hitl"] = {n: [t / h for t, h in zip(cpu[n], cpu[HITL], strict=True)]
+                          for n in names}
     return out
 
 
