@@ -249,11 +249,26 @@ class InferActMiddleware(AgentMiddleware):
             return response
         return _extend(response, self.guard.check(state))
 
-    async def awrap_model_call(
+    # Off-path cost (issue 13): the async hooks are plain functions that return an awaitable.
+    # create_agent wraps every wrap hook in langsmith's ``traceable``; for an ``async def``
+    # that wrapper runs its bookkeeping in a worker thread, twice a call, even with tracing
+    # off (130-180 µs a hook a step on 2 cores); for a plain function it runs inline.
+    # Everything is awaited by the caller as before (LangChain's chains ``await`` the result).
+    # With LangSmith tracing on, the hook's own span closes when it returns the awaitable;
+    # the model and tool runs it wraps are still traced, under the step instead of the hook.
+    def awrap_model_call(  # type: ignore[override]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Awaitable[Any]:
+        """Async :meth:`wrap_model_call`; several critical calls are judged concurrently.
+
+        Returns the awaitable of the step (see the comment above on why it is not ``async``).
+        """
+        self._learn_tools(request.tools)
+        return self._amodel_call(request, handler)
+
+    async def _amodel_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
     ) -> Any:
-        """Async :meth:`wrap_model_call`; several critical calls are judged concurrently."""
-        self._learn_tools(request.tools)
         response = await handler(_with_memory(request))
         state = self._state_to_check(request, response)
         if state is None:
@@ -377,13 +392,20 @@ class InferActMiddleware(AgentMiddleware):
             return self._command(target, update)
         return self._command(handler(target), update)
 
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Async :meth:`wrap_tool_call`."""
+    def awrap_tool_call(  # type: ignore[override]
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Awaitable[Any]:
+        """Async :meth:`wrap_tool_call`; returns the awaitable (see :meth:`awrap_model_call`)."""
         verdict, target = self._decide(request)
         if verdict == "run":
-            return await handler(target)
+            return handler(target)  # the tool's own awaitable: nothing of ours left to run
         if verdict == "refuse":
-            return target
+            return _ready(target)
+        return self._areview_tool_call(request, handler)
+
+    async def _areview_tool_call(
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
         outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
         update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
@@ -419,6 +441,11 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
     else:
         content = [*system.content, {"type": "text", "text": text}]
     return request.override(system_message=SystemMessage(content))
+
+
+async def _ready(value: Any) -> Any:
+    """An awaitable of ``value`` (for the async hooks, which return awaitables)."""
+    return value
 
 
 def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

@@ -42,9 +42,13 @@ def test_latency_smoke():
 def test_offpath_smoke():
     (r,) = bench_offpath.main(["--steps", "3", "--reps", "2", "--modes", "sync", "--no-write"])
     assert set(r["calls"]) == {"unwrapped", "with_inferact", "InferActMiddleware",
-                               "InferActMiddleware(review_in=tool_call)", "HITL (context)"}
+                               "InferActMiddleware(review_in=tool_call)", "HITL (context)",
+                               "floor: HITL's hooks, empty",
+                               "floor: InferActMiddleware's hooks, empty"}
     assert all(c == 4 for calls in r["calls"].values() for c in calls)  # 3 tool steps + answer
-    assert all(n == 0 for name, n in r["critic_calls"].items() if name != "HITL (context)")
+    assert all(n == 0 for name, n in r["critic_calls"].items() if name in bench_offpath.MIDDLEWARES
+               or name == "with_inferact")
+    assert all(x > 0 for xs in r["cpu_vs_hitl"].values() for x in xs)
     assert all(t > 0 for ts in r["times"].values() for t in ts)
 
 
