@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,7 @@ from inferact_langgraph.review import Decision, ReviewRequest, resume_error, res
 from inferact_langgraph.scope import (
     MEMORY_ID,
     MEMORY_NAME,
+    SUPERSEDED_ID_PREFIX,
     TaskLocator,
     is_injected,
     request_positions,
@@ -632,7 +634,11 @@ class ReviewProtocol:
             )
             answers.append(
                 ToolMessage(
-                    content=text, tool_call_id=call["id"], name=call["name"], status="error"
+                    content=text,
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                    id=f"{SUPERSEDED_ID_PREFIX}{uuid.uuid4().hex}",  # scope.is_request reads it
                 )
             )
             if reviewed:

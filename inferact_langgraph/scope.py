@@ -8,8 +8,9 @@ against all the user's requests, listed in order, on every action of the thread.
 ``task_extractor`` (``state -> str``) replaces the task text in either scope.
 
 A human message counts as a request of the user unless InferAct put it there (earlier
-feedback, :func:`is_injected`) or a tool did: a human message right after tool results,
-before the model's next answer (a tool returning an image as a ``HumanMessage``, say).
+feedback, :func:`is_injected`) or a tool did: a human message right after tool results, or
+between an AI message's tool calls and their answers (a tool returning an image or a page as a
+``HumanMessage`` in its ``Command``, say: its text is the environment's, never the user's).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -39,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from inferact_langgraph.binding import messages_of
 from inferact_langgraph.options import Scope
@@ -48,6 +49,7 @@ from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 __all__ = [
     "MEMORY_ID",
     "MEMORY_NAME",
+    "SUPERSEDED_ID_PREFIX",
     "Scope",
     "TaskLocator",
     "is_injected",
@@ -63,7 +65,8 @@ MEMORY_ID = "do-not-render-inferact-memory"
 _LEGACY_MEMORY_PREFIX = "inferact-memory-"
 # Tool answers written when the user sent a new message instead of answering a review
 # (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
-_SUPERSEDED_ANSWERS = ("Not executed: The user sent a new message", "No result: the run stopped")
+# They are told apart by this id prefix, never by their text: a tool's output can say anything.
+SUPERSEDED_ID_PREFIX = "inferact-superseded-"
 
 
 def is_injected(message: Any) -> bool:
@@ -77,7 +80,22 @@ def is_injected(message: Any) -> bool:
 
 
 def _superseded(message: ToolMessage) -> bool:
-    return _text_of(message.content).startswith(_SUPERSEDED_ANSWERS)
+    return str(message.id or "").startswith(SUPERSEDED_ID_PREFIX)
+
+
+def _answered_later(messages: Sequence[BaseMessage], ai: AIMessage, position: int) -> bool:
+    """Whether a tool answers one of ``ai``'s calls after ``position``, before the next AI turn.
+
+    A human message between an AI message's tool calls and their answers was added by a tool
+    (a ``Command`` whose messages put a ``HumanMessage`` before its ``ToolMessage``).
+    """
+    ids = {call.get("id") for call in ai.tool_calls}
+    for later in messages[position + 1 :]:
+        if isinstance(later, AIMessage):
+            return False
+        if isinstance(later, ToolMessage) and later.tool_call_id in ids and not _superseded(later):
+            return True
+    return False
 
 
 def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
@@ -85,7 +103,7 @@ def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
 
     A human message that InferAct injected is not; nor is one a tool added: a human message
     whose closest earlier non-human message is a tool result (other than the answers written
-    when the user skipped a review).
+    when the user skipped a review), or an AI message whose tool calls are answered after it.
     """
     message = messages[position]
     if not isinstance(message, HumanMessage) or is_injected(message):
@@ -93,7 +111,11 @@ def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
     for earlier in reversed(messages[:position]):
         if isinstance(earlier, HumanMessage):
             continue
-        return not isinstance(earlier, ToolMessage) or _superseded(earlier)
+        if isinstance(earlier, ToolMessage):
+            return _superseded(earlier)
+        if isinstance(earlier, AIMessage) and earlier.tool_calls:
+            return not _answered_later(messages, earlier, position)
+        return True
     return True
 
 
