@@ -44,7 +44,13 @@ from inferact_langgraph.critic_step import (
 )
 from inferact_langgraph.critical import CriticalSpec, critical_spec
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
+from inferact_langgraph.memory import (
+    FeedbackMemory,
+    MemoryContext,
+    memory_owner,
+    recorded_owner,
+    sign_owner,
+)
 from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
@@ -321,7 +327,8 @@ class InferActGuard:
             return update
         owner = self.owner(config)
         entries = self.memory.load(store, task_text, owner=owner)
-        return {"inferact_memory": memory_context(task_text, entries, owner)}
+        context = memory_context(task_text, entries, owner)
+        return {"inferact_memory": sign_owner(context, config, self.options.key)}
 
     async def amemory_update(
         self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
@@ -332,18 +339,18 @@ class InferActGuard:
             return update
         owner = self.owner(config)
         entries = await self.memory.aload(store, task_text, owner=owner)
-        return {"inferact_memory": memory_context(task_text, entries, owner)}
+        context = memory_context(task_text, entries, owner)
+        return {"inferact_memory": sign_owner(context, config, self.options.key)}
 
     def feedback_owner(self, state: Any, config: Mapping[str, Any] | None) -> tuple[str, ...]:
         """Whose memory a review's feedback goes to: the thread's user, not the reviewer's.
 
         The owner recorded when the request's memory was loaded wins (a reviewer, or a resume
         that names no user, must never move a user's feedback into another namespace); else
-        the owner of this run's config.
+        the owner of this run's config. With a signing key only a signed owner is recorded.
         """
         memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
-        recorded = memory.get("owner") if isinstance(memory, Mapping) else None
-        return tuple(recorded) if recorded else self.owner(config)
+        return recorded_owner(memory, config, self.options.key) or self.owner(config)
 
     def save_feedback(
         self,

@@ -33,6 +33,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +48,9 @@ __all__ = [
     "FeedbackMemory",
     "MemoryContext",
     "memory_owner",
+    "recorded_owner",
     "render_feedback",
+    "sign_owner",
     "task_key",
 ]
 
@@ -65,6 +69,9 @@ class MemoryContext(TypedDict):
     owner: NotRequired[list[str] | None]
     """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
     under this owner, whoever answers the review."""
+    owner_signature: NotRequired[str | None]
+    """With ``GuardOptions(signing_key=...)``: an HMAC of ``owner`` and the thread id, so an
+    owner someone else wrote into the state (``update_state``) is not honoured."""
 
 
 def task_key(task: str) -> str:
@@ -101,6 +108,41 @@ def memory_owner(config: Mapping[str, Any] | None) -> tuple[str, ...]:
         if value is not None and str(value) != "":
             return ("user", str(value))
     return SHARED_OWNER
+
+
+def _owner_mac(owner: Sequence[str], config: Mapping[str, Any] | None, key: bytes) -> str:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    text = json.dumps([[str(part) for part in owner], str(thread)])
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def sign_owner(
+    context: MemoryContext, config: Mapping[str, Any] | None, key: bytes | None
+) -> MemoryContext:
+    """``context`` with its owner bound to this run's thread by an HMAC (when there is a key)."""
+    owner = context.get("owner")
+    if key is None or not owner:
+        return context
+    return {**context, "owner_signature": _owner_mac(owner, config, key)}
+
+
+def recorded_owner(
+    context: Any, config: Mapping[str, Any] | None, key: bytes | None
+) -> tuple[str, ...] | None:
+    """The owner recorded in an ``inferact_memory`` value, or None when absent or untrusted.
+
+    With a signing ``key`` the owner must carry a valid signature for this thread: whoever can
+    write a thread's state (``update_state``) could otherwise send a review's feedback into
+    another user's memory. Without a key a recorded owner is taken as written.
+    """
+    owner = context.get("owner") if isinstance(context, Mapping) else None
+    if not owner or isinstance(owner, str):
+        return None
+    if key is not None:
+        given = str(context.get("owner_signature") or "")
+        if not hmac.compare_digest(given, _owner_mac(owner, config, key)):
+            return None
+    return tuple(str(part) for part in owner)
 
 
 def render_feedback(entries: Sequence[Mapping[str, Any]]) -> str:
@@ -181,18 +223,21 @@ class FeedbackMemory:
         self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER
     ) -> list[dict[str, Any]]:
         """``owner``'s most recent entries for ``task``, oldest first."""
-        items = store.search(self.namespace_for(task, owner), limit=1000)
-        return self._order(items)
+        namespace = self.namespace_for(task, owner)
+        return self._order(namespace, store.search(namespace, limit=1000))
 
     async def aload(
         self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER
     ) -> list[dict[str, Any]]:
         """Async :meth:`load`."""
-        items = await store.asearch(self.namespace_for(task, owner), limit=1000)
-        return self._order(items)
+        namespace = self.namespace_for(task, owner)
+        return self._order(namespace, await store.asearch(namespace, limit=1000))
 
-    def _order(self, items: Sequence[Any]) -> list[dict[str, Any]]:
-        values = sorted((dict(item.value) for item in items), key=lambda v: v.get("time", 0))
+    def _order(self, namespace: tuple[str, ...], items: Sequence[Any]) -> list[dict[str, Any]]:
+        # A store search matches a namespace *prefix*: an owner whose labels extend this one's
+        # (("org", "acme", <task key>) under ("org", "acme")) must not be read as this owner's.
+        mine = (dict(item.value) for item in items if tuple(item.namespace) == namespace)
+        values = sorted(mine, key=lambda v: v.get("time", 0))
         return values[-self.limit :]
 
     # ------------------------------------------------------------------ list and clear

@@ -451,8 +451,10 @@ class ReviewProtocol:
                     for e in [*(state.get("inferact_feedback") or []), *outcome.feedback]
                     if e.get("task") == task
                 ]
-                owner = (state.get("inferact_memory") or {}).get("owner")
-                outcome.memory = memory_context(task, feedback, owner)
+                earlier = state.get("inferact_memory") or {}
+                outcome.memory = memory_context(task, feedback, earlier.get("owner"))
+                if earlier.get("owner_signature"):  # the same owner, still signed
+                    outcome.memory["owner_signature"] = earlier["owner_signature"]
 
     def _new_trial(self, state: Any) -> list[Any]:
         """Messages that clear the trial's working memory, keeping the user's request(s).
