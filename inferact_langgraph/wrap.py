@@ -486,7 +486,7 @@ def with_inferact(
 
     Raises:
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
-        ValueError: Bad options, or no critical tool found.
+        ValueError: Bad options (``checkpointer=False`` too), or no critical tool found.
     """
     options = options or GuardOptions(
         on_critic_error=on_critic_error,
@@ -512,6 +512,12 @@ def with_inferact(
     else:
         raise UnsupportedGraphError(
             f"with_inferact got {type(graph).__name__}; it supports {SUPPORTED}"
+        )
+    if checkpointer is False:  # as a subgraph it would borrow the parent's, yet never resume
+        raise ValueError(
+            "with_inferact cannot guard a graph with checkpointer=False: a review could never be "
+            "resumed (the approval would be lost and the graph re-run). Pass a saver, or None to "
+            "use the parent graph's (or the LangGraph server's) checkpointer"
         )
     for reserved in (MEMORY_NODE, CRITIC_NODE, GATE_NODE):
         if reserved in builder.nodes:

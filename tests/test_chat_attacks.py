@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from inferact_langgraph import InferActMiddleware, critical, with_inferact
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.options import GuardOptions
+from inferact_langgraph.resume import CheckpointerRequiredError
 from inferact_langgraph.scope import TaskLocator, is_request
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
@@ -455,3 +456,90 @@ def test_remembered_feedback_reaches_the_actor_never_the_critic(kind):
     assert HOSTILE_FEEDBACK in "\n".join(str(m.content) for p in actor.prompts for m in p)
     assert len(prompts) >= 2 and not any("Mallory" in p for p in prompts)
     assert "__interrupt__" in out and EFFECTS == []  # the critic doubted: a human decides
+
+
+# ---------------------------------------------------------------------------- checkpointer
+class Outer(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def _parent(child: Any, saver: Any) -> Any:
+    builder = StateGraph(Outer)
+    builder.add_node("child", child)
+    builder.add_edge(START, "child")
+    return builder.compile(checkpointer=saver)
+
+
+def _approve(graph: Any, config: dict) -> dict:
+    return graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+
+@pytest.mark.filterwarnings("ignore:`durability` has no effect")
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_no_checkpointer_in_any_durability_mode_never_runs_a_doubtful_call(kind, durability):
+    graph = guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
+    # LangGraph 1.2 itself fails durability="sync" without a checkpointer (AttributeError
+    # after the first step, before any tool); the other modes reach InferAct's clear error.
+    expected = AttributeError if durability == "sync" else CheckpointerRequiredError
+    with pytest.raises(expected):
+        graph.invoke({"messages": [("user", PAY)]}, durability=durability)
+    assert EFFECTS == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_no_checkpointer_async_streaming_never_runs_a_doubtful_call(kind):
+    graph = guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
+    with pytest.raises(CheckpointerRequiredError):
+        async for _ in graph.astream({"messages": [("user", PAY)]}, stream_mode="updates"):
+            pass
+    assert EFFECTS == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("durability", ["sync", "exit"])
+def test_a_review_with_a_checkpointer_resumes_in_every_durability_mode(kind, durability):
+    graph = guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]))
+    out = graph.invoke({"messages": [("user", PAY)]}, cfg(), durability=durability)
+    assert "__interrupt__" in out and EFFECTS == []
+    graph.invoke(
+        Command(resume={"decisions": [{"type": "approve"}]}), cfg(), durability=durability
+    )
+    assert EFFECTS == [("transfer", {"to": "Bob", "amount": 5})]
+
+
+@pytest.mark.parametrize("kind", ["create_agent", "builder", "after_model", "tool_call"])
+def test_a_guarded_subgraph_without_its_own_checkpointer_uses_the_parents(kind):
+    """``checkpointer=None`` in a subgraph: the parent's saver holds the review; approving it
+    runs the call once, never before."""
+    child = guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
+    parent = _parent(child, InMemorySaver())
+    assert "__interrupt__" in parent.invoke({"messages": [("user", PAY)]}, cfg())
+    assert EFFECTS == []
+    _approve(parent, cfg())
+    assert EFFECTS == [("transfer", {"to": "Bob", "amount": 5})]
+
+
+@pytest.mark.parametrize("kind", ["create_agent", "react_agent", "builder"])
+def test_with_inferact_refuses_checkpointer_false(kind):
+    """Before the fix a guarded graph compiled with ``checkpointer=False`` and used as a
+    subgraph borrowed the parent's saver for the interrupt, but a resume re-ran it from the
+    start: the approval was silently lost (the call did not run)."""
+    with pytest.raises(ValueError, match="checkpointer=False"):
+        guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=False)
+    compiled = create_agent(pay_actor(), TOOLS, checkpointer=False)
+    with pytest.raises(ValueError, match="checkpointer=False"):
+        with_inferact(compiled, critic=ScriptedCritic(scores=[0.2]))
+
+
+@pytest.mark.parametrize("kind", ["after_model", "tool_call"])
+def test_the_middleware_in_a_checkpointer_false_subgraph_never_runs_the_call(kind):
+    """The middleware cannot see how its agent was compiled: with ``checkpointer=False`` in a
+    subgraph the review is shown but cannot be resumed (documented in docs/chat.md); the
+    call still never runs."""
+    middleware = InferActMiddleware(critic=ScriptedCritic(scores=[0.2]), review_in=kind)
+    child = create_agent(pay_actor(), TOOLS, checkpointer=False, middleware=[middleware])
+    parent = _parent(child, InMemorySaver())
+    assert "__interrupt__" in parent.invoke({"messages": [("user", PAY)]}, cfg())
+    _approve(parent, cfg())
+    assert EFFECTS == []
