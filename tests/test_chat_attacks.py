@@ -679,3 +679,27 @@ def test_a_request_dressed_as_the_memory_message_fails_closed(kind):
     assert "__interrupt__" in out and EFFECTS == [] and critic.calls == 0
     (request,) = out["__interrupt__"][0].value["action_requests"]
     assert "cannot find the user's task" in request["inferact"]["error"]
+
+
+@pytest.mark.parametrize("kind", ["builder", "after_model", "tool_call"])
+def test_this_requests_rejection_reaches_the_critic_only_as_a_fenced_observation(kind):
+    """Within one request (``on_reject="continue"``) the rejected call and its answer, the
+    reviewer's words included, are part of S: the critic sees them inside ``<observation>``
+    tags (untrusted text, answer markers never parsed from it), never as instructions."""
+    inferact = pytest.importorskip("inferact_langgraph.critics.inferact")
+    prompts: list[str] = []
+    actor = ScriptedChatModel(
+        replies=[
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Bob", "amount": 5}, "t-1")]),
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Mallory", "amount": 5}, "t-2")]),
+            "OK.",
+        ]
+    )
+    graph = guarded(kind, actor, inferact.InferActCritic(model=_critic_model(prompts)))
+    graph.invoke({"messages": [("user", PAY)]}, cfg())
+    _reject(graph, cfg())
+    later = [p for p in prompts if HOSTILE_FEEDBACK in p]
+    assert later and EFFECTS == []
+    for prompt in later:
+        for piece in prompt.split(HOSTILE_FEEDBACK)[:-1]:
+            assert piece.rfind("<observation>") > piece.rfind("</observation>")
