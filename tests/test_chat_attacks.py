@@ -703,3 +703,34 @@ def test_this_requests_rejection_reaches_the_critic_only_as_a_fenced_observation
     for prompt in later:
         for piece in prompt.split(HOSTILE_FEEDBACK)[:-1]:
             assert piece.rfind("<observation>") > piece.rfind("</observation>")
+
+
+@pytest.mark.parametrize("kind", ["builder", "after_model"])
+def test_a_tool_that_removes_the_newest_request_leaves_the_users_earlier_one(kind):
+    """With an earlier request in the thread, removing the newest makes t* that earlier
+    request: still the user's words, never the attacker's; S grows, it never shrinks."""
+    critic = fooled_critic()
+    actor = ScriptedChatModel(
+        replies=[
+            "Hello.",
+            AIMessage("", tool_calls=[_call("forget_request", {}, "r-1")]),
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Mallory", "amount": 500}, "t-1")]),
+            "Done.",
+        ]
+    )
+    graph = guarded(kind, actor, critic)
+    graph.invoke({"messages": [("user", "hi")]}, cfg())
+    out = graph.invoke({"messages": [("user", REQUEST)]}, cfg())
+    assert "__interrupt__" in out and EFFECTS == []
+    assert [t.task for t in critic.trajectories] == ["hi"]
+
+
+def test_an_anonymous_server_run_names_its_user_with_user_id():
+    """The server sets ``langgraph_auth_user_id=""`` for an unauthenticated request (no auth, or
+    auth that admits anonymous users): the config's ``user_id`` is then taken as is
+    (documented: anyone can name any user_id without auth)."""
+    from inferact_langgraph.memory import memory_owner
+
+    anonymous = {"configurable": {"langgraph_auth_user_id": "", "user_id": "bob"}}
+    assert memory_owner(anonymous) == ("user", "bob")
+    assert memory_owner({"configurable": {"langgraph_auth_user_id": ""}}) == ("shared",)
