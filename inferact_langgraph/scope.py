@@ -83,19 +83,48 @@ def _superseded(message: ToolMessage) -> bool:
     return str(message.id or "").startswith(SUPERSEDED_ID_PREFIX)
 
 
-def _answered_later(messages: Sequence[BaseMessage], ai: AIMessage, position: int) -> bool:
-    """Whether a tool answers one of ``ai``'s calls after ``position``, before the next AI turn.
+def _inside_tool_calls(messages: Sequence[BaseMessage]) -> list[bool]:
+    """For each position: whether it lies between a tool call and that call's answer.
 
-    A human message between an AI message's tool calls and their answers was added by a tool
-    (a ``Command`` whose messages put a ``HumanMessage`` before its ``ToolMessage``).
+    A message there was written by a tool (a ``Command`` whose messages put a
+    ``HumanMessage`` before its ``ToolMessage``, or a sub-agent's whole transcript): the user
+    cannot write while a call they did not skip is still running. Each answer closes the
+    latest open call with its id (providers reuse ids across messages); the answers InferAct
+    writes for a skipped review close a call without making it a tool's span.
     """
-    ids = {call.get("id") for call in ai.tool_calls}
-    for later in messages[position + 1 :]:
-        if isinstance(later, AIMessage):
-            return False
-        if isinstance(later, ToolMessage) and later.tool_call_id in ids and not _superseded(later):
-            return True
-    return False
+    open_calls: dict[str, int] = {}
+    depth = [0] * (len(messages) + 1)
+    for position, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                open_calls[str(call.get("id"))] = position
+        elif isinstance(message, ToolMessage):
+            called_at = open_calls.pop(str(message.tool_call_id), None)
+            if called_at is not None and not _superseded(message):
+                depth[called_at + 1] += 1
+                depth[position] -= 1
+    inside, running = [], 0
+    for position in range(len(messages)):
+        running += depth[position]
+        inside.append(running > 0)
+    return inside
+
+
+def _request_flags(messages: Sequence[BaseMessage]) -> list[bool]:
+    inside = _inside_tool_calls(messages)
+    flags: list[bool] = []
+    previous: BaseMessage | None = None  # the closest earlier message that is not human
+    for position, message in enumerate(messages):
+        if not isinstance(message, HumanMessage):
+            previous = message
+            flags.append(False)
+            continue
+        flags.append(
+            not is_injected(message)
+            and not inside[position]
+            and (not isinstance(previous, ToolMessage) or _superseded(previous))
+        )
+    return flags
 
 
 def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
@@ -103,28 +132,17 @@ def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
 
     A human message that InferAct injected is not; nor is one a tool added: a human message
     whose closest earlier non-human message is a tool result (other than the answers written
-    when the user skipped a review), or an AI message whose tool calls are answered after it.
+    when the user skipped a review), or one between a tool call and that call's answer.
     """
-    message = messages[position]
-    if not isinstance(message, HumanMessage) or is_injected(message):
-        return False
-    for earlier in reversed(messages[:position]):
-        if isinstance(earlier, HumanMessage):
-            continue
-        if isinstance(earlier, ToolMessage):
-            return _superseded(earlier)
-        if isinstance(earlier, AIMessage) and earlier.tool_calls:
-            return not _answered_later(messages, earlier, position)
-        return True
-    return True
+    return _request_flags(messages)[position]
 
 
 def request_positions(messages: Sequence[BaseMessage]) -> list[int]:
     """The positions of the user's requests, oldest first (empty text skipped)."""
     return [
         i
-        for i in range(len(messages))
-        if is_request(messages, i) and _text_of(messages[i].content).strip()
+        for i, flag in enumerate(_request_flags(messages))
+        if flag and _text_of(messages[i].content).strip()
     ]
 
 
