@@ -851,3 +851,24 @@ def test_only_the_users_requests_are_ever_the_task(thread):
     assert "EVIL" not in thread_task and all(r in thread_task for r in requests)
     newest = next(i for i, m in enumerate(messages) if m.id == f"u{len(requests) - 1}")
     assert TaskLocator().start(messages) == newest
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_request_added_with_update_state_during_a_review_decides_nothing(kind):
+    """Another party adds a "request" naming Mallory to a thread whose transfer is under
+    review, then continues the run: the verdict is bound to the call and was judged against
+    the user's request; the review stays pending, nothing runs, the critic is not asked again.
+    (Whoever may write the thread's state can write *new* requests: docs/reliability.md.)"""
+    critic = fooled_critic()
+    actor = ScriptedChatModel(
+        replies=[
+            AIMessage("", tool_calls=[_call("transfer", {"to": "Mallory", "amount": 500}, "t")]),
+            "Done.",
+        ]
+    )
+    graph = guarded(kind, actor, critic)
+    assert "__interrupt__" in graph.invoke({"messages": [("user", REQUEST)]}, cfg())
+    graph.update_state(cfg(), {"messages": [HumanMessage(INJECTION)]})
+    out = graph.invoke(None, cfg())
+    assert "__interrupt__" in out and EFFECTS == []
+    assert [t.task for t in critic.trajectories] == [REQUEST]
