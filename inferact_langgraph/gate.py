@@ -27,8 +27,8 @@ Example:
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.func import task
@@ -47,7 +47,7 @@ from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
 from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES
+from inferact_langgraph.review import DECISION_TYPES, DecisionType, ReviewRequest
 from inferact_langgraph.reviewing import (
     MEMORY_MESSAGE_PREFIX,
     ReviewOutcome,
@@ -167,9 +167,12 @@ class InferActGuard:
         self.protocol = ReviewProtocol(
             options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
-        # Memoised across resumes: an edited critical call is re-checked exactly once.
-        self._recheck_task = task(name="inferact_recheck")(self._recheck_sync)
-        self._arecheck_task = task(name="inferact_recheck")(self._recheck_async)
+        # Memoised across resumes: an edited critical call is re-checked exactly once. The
+        # decorator is typed here: langgraph's task(name=...) overload leaves its type
+        # variables unsolved (mypy reads them as Never). A task returns a future of the record.
+        as_task: Callable[[Callable[..., Any]], Callable[..., Any]] = task(name="inferact_recheck")
+        self._recheck_task = as_task(self.critic_step.recheck)
+        self._arecheck_task = as_task(self.critic_step.arecheck)
 
     @property
     def on_reject(self) -> str:
@@ -177,9 +180,9 @@ class InferActGuard:
         return self.options.on_reject
 
     @property
-    def allowed_decisions(self) -> list[str]:
+    def allowed_decisions(self) -> list[DecisionType]:
         """The decisions a human may make."""
-        return list(self.options.allowed_decisions)
+        return self.protocol.allowed_decisions
 
     def learn_tools(self, tools: Sequence[Any]) -> None:
         """Remember tools (for edit validation) and the ``@critical`` marks they carry."""
@@ -217,20 +220,14 @@ class InferActGuard:
         """The critic's records for the unchecked critical calls, judged concurrently."""
         return await self.critic_step.acheck(state)
 
-    def _recheck_sync(self, state: dict[str, Any], index: int, call: dict[str, Any]) -> dict:
-        step = self.critic_step
-        return step._check_one(state, last_ai_message(state), index, call, self.specs[call["name"]])
-
-    async def _recheck_async(self, state: dict[str, Any], index: int, call: dict) -> dict:
-        step, ai = self.critic_step, last_ai_message(state)
-        return await step._acheck_one(state, ai, index, call, self.specs[call["name"]])
-
     # ------------------------------------------------------------------ the review
-    def to_review(self, state: Any, only: str | None = None) -> tuple[list, list, list]:
+    def to_review(
+        self, state: Any, only: str | None = None
+    ) -> tuple[list[CheckRecord], list[CheckRecord], list[CheckRecord]]:
         """The bound, doubtful, undecided records: (ask, blocked, allowed by policy)."""
         return self.protocol.to_review(state, only)
 
-    def review_request(self, records: Sequence[Mapping[str, Any]]) -> Any:
+    def review_request(self, records: Sequence[CheckRecord]) -> ReviewRequest:
         """The interrupt value for these records."""
         return self.protocol.review_request(records)
 
@@ -245,8 +242,8 @@ class InferActGuard:
             request = next(steps)
             while True:
                 request = steps.send(self._recheck_task(*request).result())
-        except StopIteration as done:
-            return done.value
+        except StopIteration as done:  # StopIteration.value is untyped: it is the outcome
+            return cast(ReviewOutcome, done.value)
 
     async def areview(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
         """Async :meth:`review` (edited critical calls are re-checked with the async critic)."""
@@ -255,8 +252,8 @@ class InferActGuard:
             request = next(steps)
             while True:
                 request = steps.send(await self._arecheck_task(*request))
-        except StopIteration as done:
-            return done.value
+        except StopIteration as done:  # StopIteration.value is untyped: it is the outcome
+            return cast(ReviewOutcome, done.value)
 
     def authorize(self, state: Any, call: Mapping[str, Any]) -> tuple[Any, str | None]:
         """``(record, None)`` if this critical call may run now, else ``(None, why)``."""
@@ -293,7 +290,9 @@ class InferActGuard:
             )
         return tuple(labels)
 
-    def _memory_task(self, state: Mapping[str, Any], store: Any) -> tuple[str | None, dict]:
+    def _memory_task(
+        self, state: Mapping[str, Any], store: Any
+    ) -> tuple[str | None, dict[str, Any]]:
         """(the task to load memory for, or None with the update to return instead)."""
         current = state.get("inferact_memory")
         if store is None and not current:

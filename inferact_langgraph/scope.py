@@ -71,8 +71,7 @@ def is_injected(message: Any) -> bool:
     ident = str(getattr(message, "id", None) or "")
     return (
         getattr(message, "name", None) == MEMORY_NAME
-        or ident.startswith(MEMORY_ID)
-        or ident.startswith(_LEGACY_MEMORY_PREFIX)
+        or ident.startswith((MEMORY_ID, _LEGACY_MEMORY_PREFIX))
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -54,7 +55,7 @@ def test_calibrations_are_strictly_increasing_so_the_ranking_is_kept():
     scores = [i / 100 for i in range(101)]
     for calibration in (iso, Calibration.platt(slope=3.0, intercept=-1.0, logit=True)):
         values = calibration.apply(scores)
-        assert all(b > a for a, b in zip(values, values[1:], strict=False))
+        assert all(b > a for a, b in itertools.pairwise(values))
         assert all(0.0 < v < 1.0 for v in values)
 
 
@@ -177,9 +178,9 @@ def test_only_float_rounding_twins_can_share_a_calibrated_value(replayed_scores)
     distinct = sorted({round(s, 9) for s in scores})
     for method in ("isotonic", "platt", "platt-logit"):
         values = fit_calibration(scores, on_track, method=method).apply(distinct)
-        assert all(b > a for a, b in zip(values, values[1:], strict=False)), method
+        assert all(b > a for a, b in itertools.pairwise(values)), method
     values = fold_map.apply(distinct)
-    assert all(b > a for a, b in zip(values, values[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(values))
 
 
 def test_equal_mass_ece_does_not_depend_on_the_order_of_ties():

@@ -430,7 +430,7 @@ def test_unsupported_graphs_and_bad_options_are_clear_errors():
         with_inferact(
             build_graph("create_agent", shop_actor(), [search]), critic=ScriptedCritic(scores=[1.0])
         )
-    with pytest.raises(ValueError, match="model= .* or critic="):
+    with pytest.raises(ValueError, match=r"model= .* or critic="):
         with_inferact(graph)
     with pytest.raises(ValueError, match="on_reject"):
         with_inferact(graph, critic=ScriptedCritic(scores=[1.0]), on_reject="later")
