@@ -49,21 +49,21 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
-from inferact_langgraph.binding import with_unique_call_ids
-from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.gate import InferActGuard, merge_checks, run_config
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext
-from inferact_langgraph.options import (
+from inferact_langgraph._binding import with_unique_call_ids
+from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph._gate import InferActGuard, merge_checks, run_config
+from inferact_langgraph._options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
 )
+from inferact_langgraph._wrap import build_critic
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.wrap import build_critic
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 

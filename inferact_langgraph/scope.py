@@ -41,8 +41,8 @@ from typing import Any, get_args
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from inferact_langgraph.binding import messages_of
-from inferact_langgraph.options import Scope
+from inferact_langgraph._binding import messages_of
+from inferact_langgraph._options import Scope
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = [

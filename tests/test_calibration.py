@@ -11,6 +11,7 @@ import pytest
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
+from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.calibration import (
     Calibration,
     CalibrationError,
@@ -22,7 +23,6 @@ from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
-from inferact_langgraph.wrap import build_critic
 
 
 def test_file_round_trip_and_clear_errors(tmp_path):
@@ -205,7 +205,7 @@ def test_equal_mass_ece_does_not_depend_on_the_order_of_ties():
 
 def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(tmp_path):
     model = ReplayChatModel(transcript=Transcript.load(ANSWERS))
-    from inferact_langgraph import factory
+    from inferact_langgraph import _factory as factory
 
     out = tmp_path / "r"
     with pytest.MonkeyPatch.context() as mp:

@@ -20,7 +20,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
-from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 

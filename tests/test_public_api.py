@@ -103,7 +103,7 @@ def _import_with_heavy_extras_blocked(module: str) -> subprocess.CompletedProces
     [
         "inferact_langgraph",
         "inferact_langgraph.examples",  # the demo's environments (the base install's quickstart)
-        "inferact_langgraph.demo",
+        "inferact_langgraph._demo",
         "inferact_langgraph.cli",
     ],
 )

@@ -49,8 +49,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from typing_extensions import TypedDict
 
+from inferact_langgraph._parsing import parse_verification
 from inferact_langgraph.errors import InferActError
-from inferact_langgraph.parsing import parse_verification
 from inferact_langgraph.prompts import option_labels
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 

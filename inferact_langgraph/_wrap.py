@@ -9,7 +9,7 @@ a new compiled graph (the original is not modified) with three nodes added::
 
 * ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
   state key ``inferact_memory``; the actor node receives it as an extra message in its input
-  only (:func:`~inferact_langgraph.reviewing.memory_message`), so it is never written to the
+  only (:func:`~inferact_langgraph._reviewing.memory_message`), so it is never written to the
   thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
@@ -58,21 +58,21 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict, is_typeddict
 
-from inferact_langgraph.binding import messages_of, pending_calls
-from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.gate import InferActGuard, InferActStateKeys, last_ai_message
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.options import (
+from inferact_langgraph._binding import messages_of, pending_calls
+from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph._gate import InferActGuard, InferActStateKeys, last_ai_message
+from inferact_langgraph._options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
 )
+from inferact_langgraph._reviewing import memory_message
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.reviewing import memory_message
 from inferact_langgraph.scope import is_injected, request_positions
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
@@ -325,7 +325,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     Every input (an edge's state, a ``Send`` of calls, a ``Send`` with an inlined state, a
     caller's or a tool's ``Command(goto=...)``) is turned into a plain list of calls, so the
     state is always read from the graph's channels, never taken from a payload someone built.
-    A critical call then runs only if :func:`~inferact_langgraph.binding.authorize` finds a
+    A critical call then runs only if :func:`~inferact_langgraph._binding.authorize` finds a
     record bound to exactly that call; otherwise it is answered with an error and audited.
     The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
     """
@@ -464,7 +464,7 @@ def with_inferact(
             score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
             it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
-            mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
+            mapped to :class:`~inferact_langgraph._critical.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
             run without one raises ``CheckpointerRequiredError`` when a review would open
             (the call is not run); the LangGraph server supplies its own.
@@ -483,7 +483,7 @@ def with_inferact(
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
-        options: All policy options at once (a :class:`~inferact_langgraph.options.GuardOptions`
+        options: All policy options at once (a :class:`~inferact_langgraph._options.GuardOptions`
             shared with ``InferActMiddleware``); replaces the policy keywords above.
 
     Returns:

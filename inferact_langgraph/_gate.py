@@ -1,14 +1,14 @@
 """The guard: one object that composes the jobs, and the state keys it adds.
 
-:class:`InferActGuard` is what :func:`~inferact_langgraph.wrap.with_inferact` (as graph nodes)
+:class:`InferActGuard` is what :func:`~inferact_langgraph._wrap.with_inferact` (as graph nodes)
 and :class:`~inferact_langgraph.middleware.InferActMiddleware` (from agent hooks) share. Each job
 lives in its own module:
 
 * which calls are critical, and the critic's verdicts as bound records:
-  :mod:`~inferact_langgraph.critic_step` (:class:`~inferact_langgraph.critic_step.CriticStep`);
-* the review round, as a pure outcome: :mod:`~inferact_langgraph.reviewing`
-  (:class:`~inferact_langgraph.reviewing.ReviewProtocol`);
-* whether a call may run now: :func:`~inferact_langgraph.binding.authorize`, called by the tool
+  :mod:`~inferact_langgraph._critic_step` (:class:`~inferact_langgraph._critic_step.CriticStep`);
+* the review round, as a pure outcome: :mod:`~inferact_langgraph._reviewing`
+  (:class:`~inferact_langgraph._reviewing.ReviewProtocol`);
+* whether a call may run now: :func:`~inferact_langgraph._binding.authorize`, called by the tool
   node (``with_inferact``) or ``wrap_tool_call`` (the middleware);
 * feedback memory, written explicitly by the caller of a review
   (:meth:`InferActGuard.save_feedback`).
@@ -18,7 +18,7 @@ runs in an *earlier* step that writes its records to state, and the review only 
 edit of a critical call is re-checked inside a memoised ``langgraph.func.task``: once.
 
 Example:
-    >>> from inferact_langgraph.critical import CriticalSpec
+    >>> from inferact_langgraph._critical import CriticalSpec
     >>> guard = InferActGuard(critic=None, specs={"buy_now": CriticalSpec()})
     >>> guard.options.on_reject, guard.is_critical({"name": "buy_now", "args": {}})
     ('continue', True)
@@ -34,27 +34,27 @@ from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.func import task
 from typing_extensions import TypedDict
 
-from inferact_langgraph.binding import authorize
-from inferact_langgraph.critic_step import (
+from inferact_langgraph._binding import authorize
+from inferact_langgraph._critic_step import (
     CriticStep,
     action_chain,
     last_ai_message,
     task_of,
     trajectory_for,
 )
-from inferact_langgraph.critical import CriticalSpec, critical_spec
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
-from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES, DecisionType, ReviewRequest
-from inferact_langgraph.reviewing import (
+from inferact_langgraph._critical import CriticalSpec, critical_spec
+from inferact_langgraph._options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph._reviewing import (
     MEMORY_MESSAGE_PREFIX,
     ReviewOutcome,
     ReviewProtocol,
     memory_context,
     memory_message,
 )
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
+from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
+from inferact_langgraph.review import DECISION_TYPES, DecisionType, ReviewRequest
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 

@@ -372,7 +372,7 @@ def run_demo(
     graph_kwargs: dict[str, Any] = {}
     actor_label, critic_label = "scripted policy", ORACLE_LABEL
     if model or critic_model or base_url:
-        from inferact_langgraph import factory
+        from inferact_langgraph import _factory as factory
 
         try:
             if model:

@@ -26,7 +26,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
-from inferact_langgraph.binding import (
+from inferact_langgraph._binding import (
     answered_after,
     args_digest,
     is_approved,
@@ -37,10 +37,10 @@ from inferact_langgraph.binding import (
     pending_calls,
     sign_record,
 )
-from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph._critical import CriticalSpec
+from inferact_langgraph._options import GuardOptions
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.memory import MemoryContext, render_feedback
-from inferact_langgraph.options import GuardOptions
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
 from inferact_langgraph.resume import require_checkpointer
 from inferact_langgraph.review import (
@@ -184,7 +184,7 @@ class ReviewProtocol:
     """One review round on the bound, doubtful records of the last AI message.
 
     Args:
-        options: The shared :class:`~inferact_langgraph.options.GuardOptions`.
+        options: The shared :class:`~inferact_langgraph._options.GuardOptions`.
         specs: Critical tool names mapped to specs (shared with the critic step).
         tools: Tools by name (shared), to validate a human's edits.
         locator: The task and the window of messages a call is judged on (a retry clears
