@@ -19,6 +19,7 @@ import warnings
 from typing import Any
 
 from inferact_langgraph._critical import CriticalSpec, critical
+from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.critics import Critic, InferActCritic, Verdict, make_critic
 from inferact_langgraph.errors import (
@@ -36,6 +37,7 @@ __all__ = [
     "CriticError",
     "CriticalSpec",
     "FeedbackMemory",
+    "GuardOptions",
     "InferActCritic",
     "InferActError",
     "InferActMiddleware",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -43,23 +43,10 @@ from inferact_langgraph.review import ActionStep
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import Trajectory
 
-__all__ = ["CriticStep", "action_chain", "last_ai_message", "task_of", "trajectory_for"]
+__all__ = ["CriticStep", "CriticalCall", "action_chain"]
 
 CriticalCall = tuple[int, dict[str, Any], CriticalSpec]
 """A pending critical call: its position in the AI message, the call, its spec."""
-
-
-def task_of(state: Any, extractor: Callable[[Any], str] | None = None) -> str:
-    """The user's real task t*: ``extractor(state)``, else the user's newest request.
-
-    See :class:`~inferact_langgraph.scope.TaskLocator` for the scopes.
-    """
-    return TaskLocator(task_extractor=extractor).task(state)
-
-
-def trajectory_for(state: Any, call: Mapping[str, Any], task_text: str) -> Trajectory:
-    """The chain S the critic judges for ``call``: the steps since the newest request."""
-    return TaskLocator().trajectory(state, call.get("id"), task_text)
 
 
 def action_chain(trajectory: Trajectory) -> list[ActionStep]:

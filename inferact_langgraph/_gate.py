@@ -1,6 +1,6 @@
 """The guard: one object that composes the jobs, and the state keys it adds.
 
-:class:`InferActGuard` is what :func:`~inferact_langgraph._wrap.with_inferact` (as graph nodes)
+:class:`InferActGuard` is what :func:`~inferact_langgraph.with_inferact` (as graph nodes)
 and :class:`~inferact_langgraph.middleware.InferActMiddleware` (from agent hooks) share. Each job
 lives in its own module:
 
@@ -37,43 +37,22 @@ from typing_extensions import TypedDict
 from inferact_langgraph._binding import authorize
 from inferact_langgraph._critic_step import (
     CriticStep,
-    action_chain,
-    last_ai_message,
-    task_of,
-    trajectory_for,
 )
 from inferact_langgraph._critical import CriticalSpec, critical_spec
-from inferact_langgraph._options import GuardOptions, OnCriticError, OnReject
+from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._reviewing import (
-    MEMORY_MESSAGE_PREFIX,
     ReviewOutcome,
     ReviewProtocol,
     memory_context,
-    memory_message,
 )
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES, DecisionType, ReviewRequest
+from inferact_langgraph.review import DecisionType, ReviewRequest
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 
-__all__ = [
-    "DECISION_TYPES",
-    "MEMORY_MESSAGE_PREFIX",
-    "InferActGuard",
-    "InferActStateKeys",
-    "OnCriticError",
-    "OnReject",
-    "ReviewOutcome",
-    "action_chain",
-    "last_ai_message",
-    "memory_message",
-    "merge_checks",
-    "run_config",
-    "task_of",
-    "trajectory_for",
-]
+__all__ = ["InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]
 
 
 def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -64,7 +64,7 @@ from inferact_langgraph.scope import (
 )
 
 __all__ = [
-    "MEMORY_MESSAGE_PREFIX",
+    "Recheck",
     "ReviewOutcome",
     "ReviewProtocol",
     "memory_context",
@@ -73,8 +73,6 @@ __all__ = [
 
 logger = logging.getLogger("inferact_langgraph")
 
-MEMORY_MESSAGE_PREFIX = MEMORY_ID
-"""The id of the memory message given to the actor (see :func:`memory_message`)."""
 SUPERSEDED = "The user sent a new message instead of answering the review of this call."
 
 
@@ -184,7 +182,7 @@ class ReviewProtocol:
     """One review round on the bound, doubtful records of the last AI message.
 
     Args:
-        options: The shared :class:`~inferact_langgraph._options.GuardOptions`.
+        options: The shared :class:`~inferact_langgraph.GuardOptions`.
         specs: Critical tool names mapped to specs (shared with the critic step).
         tools: Tools by name (shared), to validate a human's edits.
         locator: The task and the window of messages a call is judged on (a retry clears

@@ -58,9 +58,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict, is_typeddict
 
-from inferact_langgraph._binding import messages_of, pending_calls
+from inferact_langgraph._binding import last_ai_message, messages_of, pending_calls
 from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph._gate import InferActGuard, InferActStateKeys, last_ai_message
+from inferact_langgraph._gate import InferActGuard, InferActStateKeys
 from inferact_langgraph._options import (
     GuardOptions,
     MemoryNamespace,
@@ -464,7 +464,7 @@ def with_inferact(
             score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
             it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
-            mapped to :class:`~inferact_langgraph._critical.CriticalSpec`. Adds to ``@critical``.
+            mapped to :class:`~inferact_langgraph.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
             run without one raises ``CheckpointerRequiredError`` when a review would open
             (the call is not run); the LangGraph server supplies its own.
@@ -483,7 +483,7 @@ def with_inferact(
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
-        options: All policy options at once (a :class:`~inferact_langgraph._options.GuardOptions`
+        options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
             shared with ``InferActMiddleware``); replaces the policy keywords above.
 
     Returns:

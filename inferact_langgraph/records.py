@@ -24,14 +24,7 @@ from typing_extensions import TypedDict
 from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.review import ActionStep
 
-__all__ = [
-    "AuditEntry",
-    "CheckRecord",
-    "DecidedBy",
-    "FeedbackEntry",
-    "audit_entry",
-    "verdict_fields",
-]
+__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry"]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
 

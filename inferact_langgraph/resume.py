@@ -53,7 +53,6 @@ __all__ = [
     "CheckpointerRequiredError",
     "aresume_review",
     "postgres_advisory_lock",
-    "require_checkpointer",
     "resume_review",
     "thread_lock",
 ]

@@ -45,15 +45,7 @@ from inferact_langgraph._binding import messages_of
 from inferact_langgraph._options import Scope
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
-__all__ = [
-    "MEMORY_ID",
-    "MEMORY_NAME",
-    "Scope",
-    "TaskLocator",
-    "is_injected",
-    "is_request",
-    "request_positions",
-]
+__all__ = ["Scope", "TaskLocator"]
 
 MEMORY_NAME = "inferact_memory"
 """The ``name`` of the message that carries earlier feedback into the actor's input."""
