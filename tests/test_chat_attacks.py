@@ -30,9 +30,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from inferact_langgraph import InferActMiddleware, critical, with_inferact
+from inferact_langgraph import GuardOptions, InferActMiddleware, critical, with_inferact
 from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.options import GuardOptions
 from inferact_langgraph.resume import CheckpointerRequiredError
 from inferact_langgraph.scope import SUPERSEDED_ID_PREFIX, TaskLocator, is_request
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
