@@ -368,18 +368,25 @@ def _owners(store: Any) -> list[tuple[str, ...]]:
 SIGNED = GuardOptions(signing_key="a secret of at least sixteen characters")
 
 
+@pytest.mark.parametrize("how", ["update_state", "resume_with_update"])
 @pytest.mark.parametrize("kind", ["builder", "create_agent", "after_model", "tool_call"])
-def test_an_owner_written_with_update_state_is_not_honoured_with_a_signing_key(kind):
-    """Alice rewrites her thread's ``inferact_memory.owner`` to Bob with ``update_state``, then
-    rejects with hostile feedback: with a signing key it lands in her own memory, not Bob's.
-    (Without a key a recorded owner is taken as written: docs/reliability.md, known limits.)"""
+def test_an_owner_written_with_update_state_is_not_honoured_with_a_signing_key(kind, how):
+    """Alice rewrites her thread's ``inferact_memory.owner`` to Bob (``update_state``, or a
+    ``Command(resume=..., update=...)`` any server client can send), rejecting with hostile
+    feedback: with a signing key it lands in her own memory, not Bob's. (Without a key a
+    recorded owner is taken as written: docs/reliability.md, known limits.)"""
     store = InMemoryStore()
     graph = guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), store=store, options=SIGNED)
     alice = cfg("a", user_id="alice")
     assert "__interrupt__" in graph.invoke({"messages": [("user", PAY)]}, alice)
     forged = {**graph.get_state(alice).values["inferact_memory"], "owner": ["user", "bob"]}
-    graph.update_state(alice, {"inferact_memory": forged})
-    _reject(graph, alice)
+    if how == "update_state":
+        graph.update_state(alice, {"inferact_memory": forged})
+        _reject(graph, alice)
+    else:
+        reject = {"decisions": [{"type": "reject", "message": HOSTILE_FEEDBACK}]}
+        graph.invoke(Command(resume=reject, update={"inferact_memory": forged}), alice)
+        assert graph.get_state(alice).values["inferact_memory"]["owner"] == ["user", "bob"]
     assert _owners(store) == [("user", "alice")] and EFFECTS == []
 
 
