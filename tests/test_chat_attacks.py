@@ -878,3 +878,14 @@ def test_a_request_added_with_update_state_during_a_review_decides_nothing(kind)
     out = graph.invoke(None, cfg())
     assert "__interrupt__" in out and EFFECTS == []
     assert [t.task for t in critic.trajectories] == [REQUEST]
+
+
+def test_task_keys_collide_only_on_case_and_whitespace():
+    """Memory is shared by tasks with the same key: only case and whitespace are folded (a
+    SHA-256 prefix of 128 bits otherwise), so a user's "pay Bob 5" never reads "pay Bob 50"."""
+    from inferact_langgraph.memory import task_key
+
+    assert task_key("Pay  Bob 5\n") == task_key("pay bob 5")
+    others = ["pay Bob 50", "pay Bob 5.", "pay Rob 5", "pay Bob 5 dollars", "pay\u00a0Bob 5x"]
+    assert len({task_key(t) for t in ["pay Bob 5", *others]}) == 1 + len(others)
+    assert all(len(task_key(t)) == 32 for t in others)
