@@ -70,9 +70,9 @@ def graph_level(d: float) -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from inferact_langgraph import critical
+    from inferact_langgraph._wrap import with_inferact
     from inferact_langgraph.cache import CachedCritic
     from inferact_langgraph.testing import ScriptedChatModel
-    from inferact_langgraph.wrap import with_inferact
 
     @tool
     def search(entity: str) -> str:

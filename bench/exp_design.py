@@ -59,7 +59,7 @@ def _interleave(variants: dict, reps: int, mode: str) -> dict[str, list[float]]:
 def exp_redirect(reps: int, steps: int = 50) -> dict:
     from langgraph._internal._runnable import RunnableCallable
 
-    import inferact_langgraph.wrap as W
+    import inferact_langgraph._wrap as W
 
     agents, actors, _ = bench_offpath.build(steps)
     original = W.RunnableLambda

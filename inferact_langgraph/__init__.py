@@ -18,7 +18,9 @@ import importlib
 import warnings
 from typing import Any
 
-from inferact_langgraph.critical import CriticalSpec, critical
+from inferact_langgraph._critical import CriticalSpec, critical
+from inferact_langgraph._options import GuardOptions
+from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.critics import Critic, InferActCritic, Verdict, make_critic
 from inferact_langgraph.errors import (
     CriticError,
@@ -29,13 +31,13 @@ from inferact_langgraph.errors import (
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.middleware import InferActMiddleware
 from inferact_langgraph.trajectory import Step, Trajectory
-from inferact_langgraph.wrap import with_inferact
 
 __all__ = [
     "Critic",
     "CriticError",
     "CriticalSpec",
     "FeedbackMemory",
+    "GuardOptions",
     "InferActCritic",
     "InferActError",
     "InferActMiddleware",

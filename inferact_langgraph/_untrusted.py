@@ -42,7 +42,7 @@ _COLON = "[:：]"
 _GAP = r"\s*\**\s*"
 
 # Each pattern: (key)(gap with an optional or required separator)(value). The union covers every
-# marker a parser in :mod:`inferact_langgraph.parsing` reads a score or a verdict from.
+# marker a parser in :mod:`inferact_langgraph._parsing` reads a score or a verdict from.
 MARKER_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (

@@ -44,7 +44,6 @@ __all__ = [
     "InMemoryVerdictCache",
     "VerdictCache",
     "VerdictStore",
-    "chain_key",
     "critic_fingerprint",
     "model_identity",
 ]

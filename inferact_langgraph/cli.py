@@ -281,7 +281,7 @@ def eval_command(
     """Measure critics on labelled trajectories (paper Table 1, Table 3, Appendix D)."""
     from rich.console import Console
 
-    from inferact_langgraph import factory
+    from inferact_langgraph import _factory as factory
     from inferact_langgraph._redact import redact_url
     from inferact_langgraph.cache import CacheError
     from inferact_langgraph.errors import DatasetError
@@ -409,7 +409,7 @@ def demo_command(
     ] = Path(".inferact-demo.sqlite"),
 ) -> None:
     """Run one task end to end: the actor acts, InferAct checks, a human reviews, retry."""
-    from inferact_langgraph.demo import DemoError, run_demo
+    from inferact_langgraph._demo import DemoError, run_demo
 
     _check_sqlite_file(db, "--db")
     try:
@@ -492,7 +492,7 @@ def trials_command(
 
 
 def _add_memory_commands() -> None:
-    from inferact_langgraph.memory_cli import memory_app
+    from inferact_langgraph._memory_cli import memory_app
 
     app.add_typer(memory_app, name="memory")
 

@@ -14,6 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "CriticError",
+    "CriticModelError",
+    "CriticParseError",
+    "CriticTimeoutError",
+    "DatasetError",
+    "InferActError",
+    "ResumeError",
+    "UnsupportedGraphError",
+]
+
 
 class InferActError(Exception):
     """Root of every error raised by inferact-langgraph."""

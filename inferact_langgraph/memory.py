@@ -40,15 +40,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-__all__ = [
-    "FEEDBACK_MARKER",
-    "SHARED_OWNER",
-    "FeedbackMemory",
-    "MemoryContext",
-    "memory_owner",
-    "render_feedback",
-    "task_key",
-]
+__all__ = ["FEEDBACK_MARKER", "SHARED_OWNER", "FeedbackMemory", "MemoryContext", "memory_owner"]
 
 FEEDBACK_MARKER = "Feedback from earlier trials of this task"
 SHARED_OWNER: tuple[str, ...] = ("shared",)

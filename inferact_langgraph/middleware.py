@@ -50,21 +50,21 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
-from inferact_langgraph.binding import with_unique_call_ids
-from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.gate import InferActGuard, merge_checks, run_config
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext
-from inferact_langgraph.options import (
+from inferact_langgraph._binding import with_unique_call_ids
+from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph._gate import InferActGuard, merge_checks, run_config
+from inferact_langgraph._options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
 )
+from inferact_langgraph._wrap import build_critic
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.wrap import build_critic
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 
@@ -72,7 +72,7 @@ ReviewIn = Literal["after_model", "tool_call"]
 """Where a doubtful call is reviewed: after the model step (batched) or in its tool task."""
 
 
-def _add(left: list | None, right: list | None) -> list:
+def _add(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     return [*(left or []), *(right or [])]
 
 
@@ -128,6 +128,7 @@ class InferActMiddleware(AgentMiddleware):
     state_schema = InferActState
 
     def __new__(cls, *args: Any, review_in: ReviewIn = "after_model", **kwargs: Any) -> Any:
+        """Create the middleware of the class that implements ``review_in``."""
         # create_agent adds an after_model node for every class that defines the hook, so the
         # tool_call mode is the subclass without it (chosen here, never swapped afterwards).
         if cls is InferActMiddleware and review_in == "tool_call":
@@ -338,7 +339,9 @@ class InferActMiddleware(AgentMiddleware):
             return "review", None  # bound to this call and doubted: the human decides here
         return "refuse", self.guard.refusal(call, reason)
 
-    def _outcome(self, request: Any, outcome: Any, update: dict[str, Any]) -> tuple[Any, dict]:
+    def _outcome(
+        self, request: Any, outcome: Any, update: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
         """(the request to run, or the answer that replaces it; the state update to keep)."""
         update.pop("inferact_route", None)
         messages = update.pop("messages", [])
@@ -432,8 +435,8 @@ class _ToolCallReview(InferActMiddleware):
     """``InferActMiddleware(review_in="tool_call")``: the review runs in the tool task only."""
 
     # The base hooks: create_agent then adds no after_model node.
-    after_model = AgentMiddleware.after_model  # type: ignore[assignment]
-    aafter_model = AgentMiddleware.aafter_model  # type: ignore[assignment]
+    after_model = AgentMiddleware.after_model
+    aafter_model = AgentMiddleware.aafter_model
 
 
 def _with_memory(request: ModelRequest) -> ModelRequest:

@@ -1,7 +1,7 @@
 """The guard's typed records: the critic's check, the audit entry, the feedback entry.
 
 Each is a ``TypedDict`` kept in graph state (so it checkpoints as plain JSON-like data). A check
-record is bound to one exact call (see :mod:`inferact_langgraph.binding`); the audit entry and
+record is bound to one exact call (see :mod:`inferact_langgraph._binding`); the audit entry and
 the review request copy what a reviewer or an auditor needs from it: the user's task, the
 action chain the critic judged, and the critic's numbers.
 
@@ -17,20 +17,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
+from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.review import ActionStep
 
-__all__ = [
-    "AuditEntry",
-    "CheckRecord",
-    "DecidedBy",
-    "FeedbackEntry",
-    "audit_entry",
-    "verdict_fields",
-]
+__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry"]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
 
@@ -46,8 +40,8 @@ class CheckRecord(TypedDict, total=False):
     tool: str
     args: dict[str, Any]
     args_sha256: str
-    """SHA-256 of the arguments (:func:`~inferact_langgraph.binding.args_digest`)."""
-    risk: str | None
+    """SHA-256 of the arguments (:func:`~inferact_langgraph._binding.args_digest`)."""
+    risk: RiskLevel | None
     description: str | None
     critic: str | None
     threshold: float | None
@@ -71,6 +65,9 @@ class CheckRecord(TypedDict, total=False):
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
     edited_action: dict[str, Any]
     checked_at: float
+    signature: str
+    """HMAC-SHA256 of the binding and the decision, when records are signed
+    (:func:`~inferact_langgraph._binding.sign_record`)."""
 
 
 class AuditEntry(TypedDict):
@@ -79,7 +76,7 @@ class AuditEntry(TypedDict):
     tool_call_id: str | None
     tool: str | None
     args: dict[str, Any] | None
-    risk: str | None
+    risk: RiskLevel | None
     critic: str | None
     score: float | None
     threshold: float | None
@@ -117,7 +114,8 @@ class FeedbackEntry(TypedDict):
     trial: int
 
 
-def _unit(value: Any) -> bool:
+def is_unit(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is a finite number in [0, 1] (a bool is not a number here)."""
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -126,7 +124,7 @@ def _unit(value: Any) -> bool:
     )
 
 
-def verdict_fields(verdict: Any) -> dict[str, Any]:
+def verdict_fields(verdict: Any) -> CheckRecord:
     """The record fields taken from a verdict; raises ``ValueError`` on an invalid score.
 
     The score and threshold must be finite numbers in [0, 1]: anything else (7.0, inf, NaN
@@ -134,9 +132,9 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
     """
     score = getattr(verdict, "score", None)
     threshold = getattr(verdict, "threshold", None)
-    if not _unit(score):
+    if not is_unit(score):
         raise ValueError(f"the critic returned score {score!r}, not a number in [0, 1]")
-    if not _unit(threshold):
+    if not is_unit(threshold):
         raise ValueError(f"the critic returned threshold {threshold!r}, not a number in [0, 1]")
     dumped = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else {}
     order_probs = getattr(verdict, "order_probs", None)
@@ -153,11 +151,20 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
 
 
 def audit_entry(
-    record: Mapping[str, Any], *, decision: str, decided_by: DecidedBy, **extra: Any
+    record: Mapping[str, Any],
+    *,
+    decision: str,
+    decided_by: DecidedBy,
+    feedback: str | None = None,
+    edited: dict[str, Any] | None = None,
 ) -> AuditEntry:
-    """The audit entry for a decision about the call of ``record``."""
+    """The audit entry for a decision about the call of ``record``.
+
+    ``feedback`` (the human's or the policy's words) and ``edited`` (an edit's new action) are
+    kept when given.
+    """
     verdict = record.get("verdict") or {}
-    entry: dict[str, Any] = {
+    entry: AuditEntry = {
         "tool_call_id": record.get("tool_call_id"),
         "tool": record.get("tool"),
         "args": record.get("args"),
@@ -176,11 +183,14 @@ def audit_entry(
         "decided_by": decided_by,
         "time": time.time(),
     }
-    if record.get("order_probs"):
-        entry["order_probs"] = record["order_probs"]
+    if order_probs := record.get("order_probs"):
+        entry["order_probs"] = order_probs
     if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
         entry["uncalibrated_score"] = verdict["uncalibrated_score"]
-    if record.get("scope"):
-        entry["scope"] = record["scope"]
-    entry.update({k: v for k, v in extra.items() if v is not None})
-    return entry  # type: ignore[return-value]
+    if scope := record.get("scope"):
+        entry["scope"] = scope
+    if feedback is not None:
+        entry["feedback"] = feedback
+    if edited is not None:
+        entry["edited"] = edited
+    return entry

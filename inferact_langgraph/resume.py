@@ -53,7 +53,6 @@ __all__ = [
     "CheckpointerRequiredError",
     "aresume_review",
     "postgres_advisory_lock",
-    "require_checkpointer",
     "resume_review",
     "thread_lock",
 ]
@@ -153,7 +152,7 @@ def postgres_advisory_lock(dsn: str, *, key_space: int = 7) -> LockFactory:
 
 
 def _pending_id(state: Any, thread_id: str, interrupt_id: str | None) -> str:
-    pending = [i.id for i in state.interrupts]
+    pending: list[str] = [i.id for i in state.interrupts]
     if interrupt_id is None:
         if not pending:
             raise AlreadyResumedError(
@@ -223,10 +222,9 @@ async def aresume_review(
     thread_id = str(config["configurable"]["thread_id"])
     lock = lock or _DEFAULT_LOCK
     invoke_kwargs.setdefault("durability", "sync")
-    async with _local_queue(lock, thread_id):
-        async with _held(lock(thread_id)):
-            target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
-            return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
+    async with _local_queue(lock, thread_id), _held(lock(thread_id)):
+        target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
+        return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
 
 
 # One asyncio.Lock per (event loop, lock factory, thread id): resumes in one process queue here.

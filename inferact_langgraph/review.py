@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NotRequired, Union
+from typing import Annotated, Any, Literal, NotRequired, TypeGuard, Union, get_args
 
 from langchain.agents.middleware.human_in_the_loop import (
     ActionRequest,
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
-DECISION_TYPES: tuple[str, ...] = ("approve", "edit", "reject", "respond")
+DECISION_TYPES: tuple[DecisionType, ...] = get_args(DecisionType)
 MAX_RESUME_DEPTH = 32
 """Deeper resume values are refused before anything runs (no ``RecursionError`` later)."""
 
@@ -74,6 +74,11 @@ EXPECTED_SHAPE = (
     '{"type": "respond", "message": str}; or the shorthands True (approve all), '
     "False (reject all) or a string (reject all with that feedback)"
 )
+
+
+def is_decision_type(value: object) -> TypeGuard[DecisionType]:
+    """Whether ``value`` names one of LangChain's decision types."""
+    return value in DECISION_TYPES
 
 
 class ActionStep(TypedDict):
@@ -89,7 +94,7 @@ class InferActReviewInfo(TypedDict):
     tool_call_id: str
     ai_message_id: NotRequired[str | None]
     """The AI message that proposed the call: the decision is bound to it."""
-    index: NotRequired[int]
+    index: NotRequired[int | None]
     """The call's position in that message."""
     score: float | None
     """p(t*): the probability that the agent is on track for the user's real task."""

@@ -41,19 +41,11 @@ from typing import Any, get_args
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from inferact_langgraph.binding import messages_of
-from inferact_langgraph.options import Scope
+from inferact_langgraph._binding import messages_of
+from inferact_langgraph._options import Scope
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
-__all__ = [
-    "MEMORY_ID",
-    "MEMORY_NAME",
-    "Scope",
-    "TaskLocator",
-    "is_injected",
-    "is_request",
-    "request_positions",
-]
+__all__ = ["Scope", "TaskLocator"]
 
 MEMORY_NAME = "inferact_memory"
 """The ``name`` of the message that carries earlier feedback into the actor's input."""
@@ -71,8 +63,7 @@ def is_injected(message: Any) -> bool:
     ident = str(getattr(message, "id", None) or "")
     return (
         getattr(message, "name", None) == MEMORY_NAME
-        or ident.startswith(MEMORY_ID)
-        or ident.startswith(_LEGACY_MEMORY_PREFIX)
+        or ident.startswith((MEMORY_ID, _LEGACY_MEMORY_PREFIX))
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -10,6 +11,7 @@ import pytest
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
+from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.calibration import (
     Calibration,
     CalibrationError,
@@ -21,7 +23,6 @@ from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
-from inferact_langgraph.wrap import build_critic
 
 
 def test_file_round_trip_and_clear_errors(tmp_path):
@@ -54,7 +55,7 @@ def test_calibrations_are_strictly_increasing_so_the_ranking_is_kept():
     scores = [i / 100 for i in range(101)]
     for calibration in (iso, Calibration.platt(slope=3.0, intercept=-1.0, logit=True)):
         values = calibration.apply(scores)
-        assert all(b > a for a, b in zip(values, values[1:], strict=False))
+        assert all(b > a for a, b in itertools.pairwise(values))
         assert all(0.0 < v < 1.0 for v in values)
 
 
@@ -177,9 +178,9 @@ def test_only_float_rounding_twins_can_share_a_calibrated_value(replayed_scores)
     distinct = sorted({round(s, 9) for s in scores})
     for method in ("isotonic", "platt", "platt-logit"):
         values = fit_calibration(scores, on_track, method=method).apply(distinct)
-        assert all(b > a for a, b in zip(values, values[1:], strict=False)), method
+        assert all(b > a for a, b in itertools.pairwise(values)), method
     values = fold_map.apply(distinct)
-    assert all(b > a for a, b in zip(values, values[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(values))
 
 
 def test_equal_mass_ece_does_not_depend_on_the_order_of_ties():
@@ -204,7 +205,7 @@ def test_equal_mass_ece_does_not_depend_on_the_order_of_ties():
 
 def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(tmp_path):
     model = ReplayChatModel(transcript=Transcript.load(ANSWERS))
-    from inferact_langgraph import factory
+    from inferact_langgraph import _factory as factory
 
     out = tmp_path / "r"
     with pytest.MonkeyPatch.context() as mp:

@@ -12,7 +12,7 @@ import pytest
 from _eval_fakes import paper_judge, records, write_jsonl
 from typer.testing import CliRunner
 
-from inferact_langgraph import factory
+from inferact_langgraph import _factory as factory
 from inferact_langgraph.cli import app
 from inferact_langgraph.eval.datasets import MAX_JSON_DEPTH, load_dataset
 from inferact_langgraph.eval.report import EvalReport

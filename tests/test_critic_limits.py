@@ -15,8 +15,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from inferact_langgraph import factory
-from inferact_langgraph.critical import critical
+from inferact_langgraph import _factory as factory
+from inferact_langgraph._critical import critical
+from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.critics import (
     Critic,
     InferActCritic,
@@ -30,7 +31,6 @@ from inferact_langgraph.critics.base import DEFAULT_TIMEOUT
 from inferact_langgraph.errors import CriticError, CriticTimeoutError
 from inferact_langgraph.testing import ScriptedChatModel
 from inferact_langgraph.trajectory import Step, Trajectory
-from inferact_langgraph.wrap import with_inferact
 
 TRAJ = Trajectory("buy a red mug", (Step("search(q=mug)", "B01 red mug"), Step("buy(B01)")))
 

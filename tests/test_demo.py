@@ -57,7 +57,7 @@ def test_demo_rejects_unknown_env(tmp_path):
 def test_demo_interactive_reject_then_success(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from inferact_langgraph.demo import run_demo
+    from inferact_langgraph._demo import run_demo
 
     answers = iter(["r", "Rejected: buy the 66 x 66 inch shade, not the custom size one."])
     monkeypatch.setattr("builtins.input", lambda *a, **k: next(answers))
@@ -79,7 +79,7 @@ def run_interactive(tmp_path, monkeypatch, answers, **options):
 
     from rich.console import Console
 
-    from inferact_langgraph.demo import run_demo
+    from inferact_langgraph._demo import run_demo
 
     typed = iter(answers)
 

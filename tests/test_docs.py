@@ -8,7 +8,7 @@ How the blocks are run (issue 15, item 2):
   guarded graph" and mean the quick start's.
 * Model strings become scripted models in ONE place, :data:`DOC_MODELS` below:
   ``langchain.chat_models.init_chat_model`` (which ``create_agent``, the critics and
-  ``inferact_langgraph.factory.build_model`` all call for a string) is patched to build them.
+  ``inferact_langgraph._factory.build_model`` all call for a string) is patched to build them.
   No key is needed and no model is called. A new model string in the docs fails with a message
   pointing here.
 * Each file runs in its own temporary working directory: what a block writes stays there.

@@ -8,7 +8,7 @@ import pytest
 from _eval_fakes import paper_judge, records, write_jsonl
 from typer.testing import CliRunner
 
-from inferact_langgraph import factory
+from inferact_langgraph import _factory as factory
 from inferact_langgraph.cli import app
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -260,7 +260,7 @@ def test_build_model_for_an_openai_compatible_server():
 def test_max_tokens_reaches_the_model(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
-    from inferact_langgraph import factory as model_factory
+    from inferact_langgraph import _factory as model_factory
     from inferact_langgraph.cli import app
 
     seen = {}

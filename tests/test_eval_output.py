@@ -14,7 +14,7 @@ from _eval_fakes import TableCritic, records, write_jsonl
 from rich.console import Console
 from typer.testing import CliRunner
 
-from inferact_langgraph import factory
+from inferact_langgraph import _factory as factory
 from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Usage, Verdict
 from inferact_langgraph.eval import (

@@ -145,7 +145,7 @@ import threading
 sys.path.insert(0, {tests!r})
 from _eval_fakes import paper_judge
 from inferact_langgraph.cli import app
-from inferact_langgraph import factory
+from inferact_langgraph import _factory as factory
 from inferact_langgraph.testing import ScriptedChatModel
 
 ANSWERED = []

@@ -185,7 +185,7 @@ def test_served_graph_answers_plainly_when_the_message_is_no_known_task(name, mo
 
 
 def test_environment_variables_make_the_served_graph_live(monkeypatch):
-    from inferact_langgraph import factory
+    from inferact_langgraph import _factory as factory
 
     env = make_env("webshop")
     bench = env.products["B0BNCHWHT1"]

@@ -20,7 +20,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
-from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
@@ -430,7 +430,7 @@ def test_unsupported_graphs_and_bad_options_are_clear_errors():
         with_inferact(
             build_graph("create_agent", shop_actor(), [search]), critic=ScriptedCritic(scores=[1.0])
         )
-    with pytest.raises(ValueError, match="model= .* or critic="):
+    with pytest.raises(ValueError, match=r"model= .* or critic="):
         with_inferact(graph)
     with pytest.raises(ValueError, match="on_reject"):
         with_inferact(graph, critic=ScriptedCritic(scores=[1.0]), on_reject="later")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inferact_langgraph import factory
+from inferact_langgraph import _factory as factory
 from inferact_langgraph.eval.datasets import load_dataset
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 

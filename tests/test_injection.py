@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inferact_langgraph._parsing import parse_multistep, parse_standard, parse_topk
 from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.critics import (
     InferActCritic,
@@ -23,7 +24,6 @@ from inferact_langgraph.critics import (
     StandardEvalCritic,
 )
 from inferact_langgraph.errors import CriticParseError
-from inferact_langgraph.parsing import parse_multistep, parse_standard, parse_topk
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 from inferact_langgraph.trajectory import Step, Trajectory
 

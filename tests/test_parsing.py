@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferact_langgraph.errors import CriticParseError
-from inferact_langgraph.parsing import (
+from inferact_langgraph._parsing import (
     extract_justification,
     parse_alfworld,
     parse_inferred_tasks,
@@ -18,6 +17,7 @@ from inferact_langgraph.parsing import (
     parse_standard,
     parse_topk,
 )
+from inferact_langgraph.errors import CriticParseError
 
 LABELS = "ABCDE"
 

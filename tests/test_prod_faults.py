@@ -16,10 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from inferact_langgraph.critical import critical
+from inferact_langgraph._critical import critical
+from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
-from inferact_langgraph.wrap import with_inferact
 
 InferActCritic = pytest.importorskip("inferact_langgraph.critics.inferact").InferActCritic
 

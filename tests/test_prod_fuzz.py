@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from inferact_langgraph.errors import CriticParseError, ResumeError
-from inferact_langgraph.parsing import (
+from inferact_langgraph._parsing import (
     parse_alfworld,
     parse_inferred_tasks,
     parse_multistep,
@@ -22,6 +21,7 @@ from inferact_langgraph.parsing import (
     parse_topk,
     parse_verification,
 )
+from inferact_langgraph.errors import CriticParseError, ResumeError
 from inferact_langgraph.review import parse_resume
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 

@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from inferact_langgraph.parsing import parse_multistep, parse_standard, parse_topk
+from inferact_langgraph._parsing import parse_multistep, parse_standard, parse_topk
 from inferact_langgraph.prompts import PRESETS, generic, get_preset
 from inferact_langgraph.trajectory import Step, Trajectory
 

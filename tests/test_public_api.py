@@ -1,5 +1,7 @@
 """The public API is pinned: a change to it is a deliberate change to these lists."""
 
+import importlib
+import pkgutil
 import subprocess
 import sys
 import warnings
@@ -18,6 +20,7 @@ TOP_LEVEL = [
     "CriticError",
     "CriticalSpec",
     "FeedbackMemory",
+    "GuardOptions",
     "InferActCritic",
     "InferActError",
     "InferActMiddleware",
@@ -31,6 +34,29 @@ TOP_LEVEL = [
     "with_inferact",
 ]
 
+# The modules a user may import (the README and docs/ teach each one); every other module of the
+# package is private (a leading underscore) and may change without notice.
+PUBLIC_MODULES = [
+    "cache",
+    "calibration",
+    "cli",
+    "critics",
+    "errors",
+    "eval",
+    "examples",
+    "inbox",
+    "memory",
+    "middleware",
+    "prompts",
+    "records",
+    "replay",
+    "resume",
+    "review",
+    "scope",
+    "testing",
+    "trajectory",
+]
+
 # Extras the core never imports: the research harness needs them, a guarded agent does not.
 HEAVY = ("sklearn", "numpy", "scipy", "matplotlib", "tqdm", "pandas")
 
@@ -40,6 +66,24 @@ def test_top_level_api_is_pinned_and_sorted():
     assert inferact_langgraph.__all__ == TOP_LEVEL
     for name in TOP_LEVEL:
         assert getattr(inferact_langgraph, name) is not None
+
+
+def test_the_public_modules_are_pinned():
+    found = sorted(
+        m.name for m in pkgutil.iter_modules(inferact_langgraph.__path__) if m.name[0] != "_"
+    )
+    assert found == PUBLIC_MODULES
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_a_public_module_declares_its_public_names(name):
+    module = importlib.import_module(f"inferact_langgraph.{name}")
+    names = module.__all__
+    assert names, name
+    assert len(set(names)) == len(names), name
+    for public in names:
+        assert not public.startswith("_"), public
+        assert getattr(module, public, None) is not None, f"{name}.{public}"
 
 
 def test_the_rest_lives_in_its_module():
@@ -103,7 +147,7 @@ def _import_with_heavy_extras_blocked(module: str) -> subprocess.CompletedProces
     [
         "inferact_langgraph",
         "inferact_langgraph.examples",  # the demo's environments (the base install's quickstart)
-        "inferact_langgraph.demo",
+        "inferact_langgraph._demo",
         "inferact_langgraph.cli",
     ],
 )

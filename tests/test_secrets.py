@@ -19,14 +19,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from typer.testing import CliRunner
 
+from inferact_langgraph._critical import critical
+from inferact_langgraph._factory import build_model
+from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.cli import app
-from inferact_langgraph.critical import critical
 from inferact_langgraph.critics import InferActCritic
 from inferact_langgraph.errors import CriticModelError
-from inferact_langgraph.factory import build_model
 from inferact_langgraph.testing import ScriptedChatModel
 from inferact_langgraph.trajectory import Step, Trajectory
-from inferact_langgraph.wrap import with_inferact
 
 pytestmark = [
     pytest.mark.allow_hosts(["127.0.0.1"]),

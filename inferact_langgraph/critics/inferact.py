@@ -49,6 +49,12 @@ from langgraph.types import Send
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from inferact_langgraph._parsing import (
+    OptionAnswer,
+    parse_inferred_tasks,
+    parse_probability,
+    parse_verification,
+)
 from inferact_langgraph.critics.base import (
     Critic,
     RiskLevel,
@@ -59,12 +65,6 @@ from inferact_langgraph.critics.base import (
 from inferact_langgraph.errors import (
     CriticError,
     CriticParseError,
-)
-from inferact_langgraph.parsing import (
-    OptionAnswer,
-    parse_inferred_tasks,
-    parse_probability,
-    parse_verification,
 )
 from inferact_langgraph.prompts import one_line, option_labels
 from inferact_langgraph.trajectory import Trajectory

@@ -50,9 +50,7 @@ from typing import Any, ClassVar, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict, _text, _usage_of
-from inferact_langgraph.errors import CriticError, CriticParseError
-from inferact_langgraph.parsing import (
+from inferact_langgraph._parsing import (
     _NUMBER,
     _first,
     _only_quoted,
@@ -61,6 +59,8 @@ from inferact_langgraph.parsing import (
     parse_inferred_tasks,
     parse_probability,
 )
+from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict, _text, _usage_of
+from inferact_langgraph.errors import CriticError, CriticParseError
 from inferact_langgraph.prompts import untrusted_line
 from inferact_langgraph.trajectory import Trajectory
 
@@ -228,7 +228,7 @@ def parse_entailment(
     distance: ``A`` with confidence c scores ``max(c, 1 - c)``, ``B`` scores ``min(c, 1 - c)``;
     without a confidence the score is 1.0 or 0.0. ``True``/``False`` are read as ``A``/``B``.
     With the ``prompt`` as sent, echoed prompt lines and markers quoted from its untrusted
-    text (the inferred task) are ignored (see :func:`inferact_langgraph.parsing.parse_topk`).
+    text (the inferred task) are ignored (see :func:`inferact_langgraph._parsing.parse_topk`).
 
     Raises:
         CriticParseError: No answer letter, or an unusable confidence (carries the raw answer).

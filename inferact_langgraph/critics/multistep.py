@@ -20,8 +20,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, get_args
 
+from inferact_langgraph._parsing import parse_multistep
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
-from inferact_langgraph.parsing import parse_multistep
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["AGGREGATIONS", "Aggregation", "MultiStepCritic", "aggregate_steps"]

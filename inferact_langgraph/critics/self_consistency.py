@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from inferact_langgraph._parsing import StandardAnswer, parse_standard
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
 from inferact_langgraph.errors import CriticParseError
-from inferact_langgraph.parsing import StandardAnswer, parse_standard
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["SelfConsistencyCritic"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from inferact_langgraph._parsing import parse_standard
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
-from inferact_langgraph.parsing import parse_standard
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["StandardEvalCritic"]
@@ -30,7 +30,7 @@ class StandardEvalCritic(Critic):
     r"""Standard evaluation: one call, ``Correct``/``Incorrect`` plus a confidence.
 
     The score is the probability that the agent is on track: the label decides the side of 0.5
-    and the confidence the distance (see :func:`inferact_langgraph.parsing.parse_standard`).
+    and the confidence the distance (see :func:`inferact_langgraph._parsing.parse_standard`).
 
     Args:
         **kwargs: The :class:`~inferact_langgraph.critics.base.Critic` options.

@@ -855,7 +855,7 @@ def trials_main(
     actor = critic = writer = None
     labels: dict[str, str] = {}
     if model or critic_model or feedback_model or base_url:
-        from inferact_langgraph import factory
+        from inferact_langgraph import _factory as factory
 
         where = f" at {base_url}" if base_url else ""
         try:

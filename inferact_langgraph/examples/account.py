@@ -38,7 +38,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from inferact_langgraph.critical import RiskLevel
+from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.examples._common import (
     ExampleEnv,
     Ledger,

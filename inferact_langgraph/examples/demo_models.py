@@ -434,7 +434,7 @@ def models_from_environment(environ: Mapping[str, str] | None = None) -> dict[st
         ...
         ValueError: INFERACT_BASE_URL / INFERACT_API_KEY are set but no model is named: ...
     """
-    from inferact_langgraph import factory
+    from inferact_langgraph import _factory as factory
 
     environ = os.environ if environ is None else environ
     read = {key: (environ.get(key) or "").strip() for key in MODEL_VARIABLES}

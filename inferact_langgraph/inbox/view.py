@@ -49,9 +49,10 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from typing_extensions import TypedDict
 
+from inferact_langgraph._parsing import parse_verification
 from inferact_langgraph.errors import InferActError
-from inferact_langgraph.parsing import parse_verification
 from inferact_langgraph.prompts import option_labels
+from inferact_langgraph.scope import is_injected
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
 __all__ = [
@@ -66,10 +67,6 @@ __all__ = [
 
 logger = logging.getLogger("inferact_langgraph.inbox")
 
-# The guard's feedback message ids start with this (gate.MEMORY_MESSAGE_PREFIX); such a human
-# message is earlier feedback, never the user's task. Kept here so the view does not import the
-# gate (a lower layer must not depend on the graph wiring).
-_MEMORY_PREFIX = "inferact-memory-"
 _NONE_OF_THE_ABOVE = "none of the above"
 ORDERS = ("original", "reversed")
 
@@ -306,9 +303,8 @@ def _messages_of(state: Mapping[str, Any]) -> list[BaseMessage]:
 
 def _task_from(messages: Sequence[BaseMessage]) -> str | None:
     for message in messages:
-        if isinstance(message, HumanMessage) and not str(message.id or "").startswith(
-            _MEMORY_PREFIX
-        ):
+        # Earlier feedback InferAct gave the actor is never the user's task.
+        if isinstance(message, HumanMessage) and not is_injected(message):
             text = message.text if isinstance(message.text, str) else str(message.text)
             if text:
                 return text

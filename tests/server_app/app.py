@@ -9,9 +9,9 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
-from inferact_langgraph.critical import critical
+from inferact_langgraph._critical import critical
+from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
-from inferact_langgraph.wrap import with_inferact
 
 
 @critical

@@ -2,13 +2,13 @@
 
 A call is checked when its tool is critical (``@critical`` or ``critical=``) and its spec applies
 to the arguments. Before anything is checked, the last AI message's call ids are made unique
-(:func:`~inferact_langgraph.binding.with_unique_call_ids`); then each unchecked critical call is
+(:func:`~inferact_langgraph._binding.with_unique_call_ids`); then each unchecked critical call is
 judged and written as a :class:`~inferact_langgraph.records.CheckRecord` bound to its message,
 position, name and arguments. A critic that fails, or answers a score outside [0, 1], gives a
 record with an ``error``: the call fails closed.
 
 Example:
-    >>> from inferact_langgraph.critical import CriticalSpec
+    >>> from inferact_langgraph._critical import CriticalSpec
     >>> step = CriticStep(critic=None, specs={"buy_now": CriticalSpec()})
     >>> step.is_critical({"name": "buy_now", "args": {}}), step.is_critical({"name": "search"})
     (True, False)
@@ -18,53 +18,38 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
-from inferact_langgraph.binding import (
+from inferact_langgraph._binding import (
     args_digest,
     is_approved,
     is_bound,
+    last_ai_message,
     last_ai_position,
     messages_of,
     pending_calls,
     sign_record,
     with_unique_call_ids,
 )
-from inferact_langgraph.critical import CriticalSpec, critical_spec
+from inferact_langgraph._critical import CriticalSpec, critical_spec
+from inferact_langgraph._reviewing import logger
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
-from inferact_langgraph.reviewing import logger
+from inferact_langgraph.review import ActionStep
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import Trajectory
 
-__all__ = ["CriticStep", "action_chain", "last_ai_message", "task_of", "trajectory_for"]
+__all__ = ["CriticStep", "CriticalCall", "action_chain"]
+
+CriticalCall = tuple[int, dict[str, Any], CriticalSpec]
+"""A pending critical call: its position in the AI message, the call, its spec."""
 
 
-def last_ai_message(state: Any) -> AIMessage | None:
-    """The last AI message of the state's messages."""
-    messages = messages_of(state)
-    position = last_ai_position(messages)
-    return None if position is None else messages[position]  # type: ignore[return-value]
-
-
-def task_of(state: Any, extractor: Callable[[Any], str] | None = None) -> str:
-    """The user's real task t*: ``extractor(state)``, else the user's newest request.
-
-    See :class:`~inferact_langgraph.scope.TaskLocator` for the scopes.
-    """
-    return TaskLocator(task_extractor=extractor).task(state)
-
-
-def trajectory_for(state: Any, call: Mapping[str, Any], task_text: str) -> Trajectory:
-    """The chain S the critic judges for ``call``: the steps since the newest request."""
-    return TaskLocator().trajectory(state, call.get("id"), task_text)
-
-
-def action_chain(trajectory: Trajectory) -> list[dict[str, Any]]:
+def action_chain(trajectory: Trajectory) -> list[ActionStep]:
     """The steps of ``trajectory`` as ``{"action", "observation"}`` (no thoughts)."""
     return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
 
@@ -98,13 +83,14 @@ class CriticStep:
     # ------------------------------------------------------------------ which calls
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
         """Whether this call must have a bound verdict or decision before it runs."""
-        spec = self.specs.get(call.get("name")) or critical_spec(tool)
+        name = call.get("name")
+        spec = (self.specs.get(name) if isinstance(name, str) else None) or critical_spec(tool)
         return spec is not None and spec.applies(call.get("args") or {})
 
-    def critical_calls(self, state: Any) -> list[tuple[int, dict[str, Any], CriticalSpec]]:
+    def critical_calls(self, state: Any) -> list[CriticalCall]:
         """The last AI message's unanswered critical calls, with their positions."""
         _, pending = pending_calls(state)
-        out = []
+        out: list[CriticalCall] = []
         for index, call in pending:
             spec = self.specs.get(call["name"])
             if spec is not None and spec.applies(call.get("args") or {}):
@@ -118,7 +104,8 @@ class CriticStep:
         if position is None:
             return None
         ai = messages[position]
-        renamed = with_unique_call_ids(ai, messages[:position])  # type: ignore[arg-type]
+        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
+        renamed = with_unique_call_ids(ai, messages[:position])
         return None if renamed is ai else renamed
 
     def needs_check(self, state: Any) -> bool:
@@ -140,7 +127,7 @@ class CriticStep:
     ) -> CheckRecord:
         args = dict(call.get("args") or {})
         return {
-            "tool_call_id": call.get("id"),
+            "tool_call_id": call["id"],  # every call has an id (see with_unique_call_ids)
             "ai_message_id": ai.id,
             "index": index,
             "tool": call["name"],
@@ -160,16 +147,17 @@ class CriticStep:
         }
 
     def _prepare(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
-    ) -> tuple[CheckRecord, Trajectory]:
+        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+    ) -> tuple[Critic, CheckRecord, Trajectory]:
         record = self._base_record(ai, index, call, spec)
-        if self.critic is None:
+        critic = self.critic
+        if critic is None:
             raise RuntimeError("no critic configured")
         task_text = self.locator.task(state)
         record["task"] = task_text
         trajectory = self.locator.trajectory(state, call.get("id"), task_text)
-        record["action_chain"] = action_chain(trajectory)  # type: ignore[typeddict-item]
-        return record, trajectory
+        record["action_chain"] = action_chain(trajectory)
+        return critic, record, trajectory
 
     @staticmethod
     def _failed(record: CheckRecord, error: BaseException) -> CheckRecord:
@@ -183,35 +171,51 @@ class CriticStep:
         }
 
     async def _acheck_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
         record = self._base_record(ai, index, call, spec)
         try:
-            record, trajectory = self._prepare(state, ai, index, call, spec)
-            verdict = await self.critic.aevaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
-            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
+            critic, record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = await critic.aevaluate(trajectory, risk=record["risk"])
+            return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
             return self._failed(record, exc)
 
     def _check_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping, spec: CriticalSpec
+        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
         record = self._base_record(ai, index, call, spec)
         try:
-            record, trajectory = self._prepare(state, ai, index, call, spec)
-            verdict = self.critic.evaluate(trajectory, risk=record["risk"])  # type: ignore[union-attr]
-            return {**record, **verdict_fields(verdict)}  # type: ignore[typeddict-item]
+            critic, record, trajectory = self._prepare(state, ai, index, call, spec)
+            verdict = critic.evaluate(trajectory, risk=record["risk"])
+            return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
             return self._failed(record, exc)
 
+    def _edited(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> AIMessage:
+        ai = last_ai_message(state)
+        if ai is None:  # pragma: no cover - a re-check's state holds the edited AI message
+            raise ValueError(f"no AI message to re-check the edited call {call.get('id')!r}")
+        return ai
+
+    def recheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
+        """The record for a human's edit of a critical call (``state`` holds the edit)."""
+        ai = self._edited(state, call)
+        return self._check_one(state, ai, index, call, self.specs[call["name"]])
+
+    async def arecheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
+        """Async :meth:`recheck`."""
+        ai = self._edited(state, call)
+        return await self._acheck_one(state, ai, index, call, self.specs[call["name"]])
+
     def _todo(
         self, state: Any
-    ) -> tuple[dict[str, Any], AIMessage | None, list[tuple[int, dict, CriticalSpec]]]:
-        """(the state with unique call ids, the renamed AI message or None, calls to check)."""
+    ) -> tuple[dict[str, Any], AIMessage | None, AIMessage | None, list[CriticalCall]]:
+        """(state with unique call ids, renamed AI message or None, last AI message, to check)."""
         renamed = self.unique_ids(state)
         state = dict(state)
         if renamed is not None:
@@ -225,7 +229,7 @@ class CriticStep:
             for i, c, s in self.critical_calls(state)
             if not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
         ]
-        return state, renamed, todo
+        return state, renamed, ai, todo
 
     def _check_update(
         self, renamed: AIMessage | None, records: Sequence[CheckRecord]
@@ -254,15 +258,17 @@ class CriticStep:
         Calls with a missing or colliding id are given unique ids first (the AI message is
         replaced in place), so every record names exactly one call.
         """
-        state, renamed, todo = self._todo(state)
-        ai = last_ai_message(state)
+        state, renamed, ai, todo = self._todo(state)
+        if ai is None:  # no AI message, nothing to check
+            return self._check_update(renamed, [])
         records = await asyncio.gather(*(self._acheck_one(state, ai, i, c, s) for i, c, s in todo))
         return self._check_update(renamed, records)
 
     def check(self, state: Any) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
-        state, renamed, todo = self._todo(state)
-        ai = last_ai_message(state)
+        state, renamed, ai, todo = self._todo(state)
+        if ai is None:  # no AI message, nothing to check
+            return self._check_update(renamed, [])
         return self._check_update(
             renamed, [self._check_one(state, ai, i, c, s) for i, c, s in todo]
         )

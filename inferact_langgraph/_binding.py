@@ -26,11 +26,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+from inferact_langgraph.records import CheckRecord, is_unit
 
 __all__ = [
     "args_digest",
@@ -40,6 +41,7 @@ __all__ = [
     "find_proposal",
     "is_approved",
     "is_bound",
+    "last_ai_message",
     "pending_calls",
     "sign_record",
     "with_unique_call_ids",
@@ -139,6 +141,14 @@ def last_ai_position(messages: Sequence[AnyMessage]) -> int | None:
     return None
 
 
+def last_ai_message(state: Any) -> AIMessage | None:
+    """The last AI message of the state's messages."""
+    messages = messages_of(state)
+    position = last_ai_position(messages)
+    ai = None if position is None else messages[position]
+    return ai if isinstance(ai, AIMessage) else None
+
+
 def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[str, Any]]]]:
     """The last AI message and its calls that no later tool message answers, with positions."""
     messages = messages_of(state)
@@ -151,21 +161,12 @@ def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[st
     return ai, [(i, dict(c)) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
 
 
-def _is_unit(value: Any) -> TypeGuard[float]:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
-    )
-
-
 def _signature(record: Mapping[str, Any], key: bytes) -> str:
     text = json.dumps([record.get(f) for f in _SIGNED_FIELDS], default=repr, sort_keys=True)
     return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
-def sign_record(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
+def sign_record(record: CheckRecord, key: bytes | None) -> CheckRecord:
     """``record`` with an HMAC-SHA256 ``signature`` of its binding and decision (if ``key``).
 
     With a key (``GuardOptions(signing_key=...)``), a record someone else wrote into the state
@@ -173,17 +174,24 @@ def sign_record(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
     approve a call: it has no valid signature.
     """
     if key is None:
-        return dict(record)
+        return record.copy()
     return {**record, "signature": _signature(record, key)}
 
 
 def is_bound(
-    record: Any, ai: AIMessage, index: int, call: Mapping[str, Any], key: bytes | None = None
-) -> bool:
+    record: Any,
+    ai: AIMessage | None,
+    index: int,
+    call: Mapping[str, Any],
+    key: bytes | None = None,
+) -> TypeGuard[CheckRecord]:
     """Whether ``record`` was written for exactly this call: message, position, name, args.
 
-    With a signing ``key``, the record must also carry a valid signature.
+    With a signing ``key``, the record must also carry a valid signature. Without an AI
+    message nothing is bound.
     """
+    if ai is None:
+        return False
     if key is not None and (
         not isinstance(record, Mapping)
         or not hmac.compare_digest(str(record.get("signature") or ""), _signature(record, key))
@@ -212,7 +220,7 @@ def is_approved(record: Mapping[str, Any] | None) -> bool:
     if record.get("decision") is not None or record.get("error"):
         return False
     score, threshold = record.get("score"), record.get("threshold")
-    return _is_unit(score) and _is_unit(threshold) and score >= threshold
+    return is_unit(score) and is_unit(threshold) and score >= threshold
 
 
 def find_proposal(

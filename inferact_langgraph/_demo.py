@@ -68,11 +68,11 @@ def _open_persistence(db: Path) -> tuple[Any, Any]:
     return saver, store
 
 
-def _is_success(name: str, env: Any, values: dict, task: int) -> bool:
+def _is_success(name: str, env: Any, values: dict[str, Any], task: int) -> bool:
     """Success of a finished trial, read from the thread's final tool results."""
     messages = values.get("messages") or []
     if name == "webshop":
-        bought = [r for r in env.purchases()]
+        bought = list(env.purchases())
         return bool(bought) and env.is_success(bought[-1], task)
     if name == "hotpotqa":
         for message in reversed(messages):
@@ -99,7 +99,7 @@ class _Demo:
         task: int,
         console: Console,
         auto_feedback: bool,
-        graph_kwargs: dict,
+        graph_kwargs: dict[str, Any],
         checkpointer: Any,
         store: Any,
         critic_label: str = ORACLE_LABEL,
@@ -167,7 +167,7 @@ class _Demo:
                     self.console.print("[bold]Re-check of your edit:[/bold]")
                     self.show_check(record)
 
-    def show_check(self, record: dict) -> None:
+    def show_check(self, record: dict[str, Any]) -> None:
         verdict = record.get("verdict") or {}
         table = Table(
             title=f"InferAct check of {record.get('tool')}"
@@ -219,7 +219,7 @@ class _Demo:
                 "e (edit) or r (reject).[/yellow]"
             )
 
-    def ask_edit(self, request: dict) -> dict | None:
+    def ask_edit(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """The edited arguments (a JSON object), or ``None`` to go back to the choice."""
         example = json.dumps(request["args"], ensure_ascii=False)
         while True:
@@ -241,7 +241,7 @@ class _Demo:
                 continue
             return args
 
-    def show_recheck(self, request: dict) -> None:
+    def show_recheck(self, request: dict[str, Any]) -> None:
         """The re-check of an edited call that the critic doubts again (from the request)."""
         info = request.get("inferact") or {}
         score = info.get("score")
@@ -259,7 +259,7 @@ class _Demo:
                 f"[dim]critic's justification: {escape(info['justification'])}[/dim]"
             )
 
-    def decide(self, interrupt_value: dict) -> Any:
+    def decide(self, interrupt_value: dict[str, Any]) -> Any:
         requests = interrupt_value.get("action_requests") or []
         if self.auto:
             feedback = oracle_feedback(self.name, self.env, self.task)
@@ -372,7 +372,7 @@ def run_demo(
     graph_kwargs: dict[str, Any] = {}
     actor_label, critic_label = "scripted policy", ORACLE_LABEL
     if model or critic_model or base_url:
-        from inferact_langgraph import factory
+        from inferact_langgraph import _factory as factory
 
         try:
             if model:

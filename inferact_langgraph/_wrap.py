@@ -1,4 +1,4 @@
-"""``with_inferact``: put the InferAct critic in front of the critical tools of a ReAct graph.
+r"""``with_inferact``: put the InferAct critic in front of the critical tools of a ReAct graph.
 
 It takes a ``StateGraph`` builder with a ``ToolNode``, a compiled graph from
 ``langgraph.prebuilt.create_react_agent`` or from ``langchain.agents.create_agent``, and returns
@@ -9,7 +9,7 @@ a new compiled graph (the original is not modified) with three nodes added::
 
 * ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
   state key ``inferact_memory``; the actor node receives it as an extra message in its input
-  only (:func:`~inferact_langgraph.reviewing.memory_message`), so it is never written to the
+  only (:func:`~inferact_langgraph._reviewing.memory_message`), so it is never written to the
   thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
@@ -21,7 +21,8 @@ Example:
     >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langchain.agents import create_agent
-    >>> from inferact_langgraph import critical, StandardEvalCritic
+    >>> from inferact_langgraph import critical
+    >>> from inferact_langgraph.critics import StandardEvalCritic
     >>> from inferact_langgraph.testing import ScriptedChatModel
     >>> @critical
     ... @tool
@@ -31,7 +32,7 @@ Example:
     >>> actor = ScriptedChatModel(replies=[
     ...     AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
     ...     "Done."])
-    >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\\nConfidence: 0.9"])
+    >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\nConfidence: 0.9"])
     >>> guarded = with_inferact(create_agent(actor, [buy_now]),
     ...     critic=StandardEvalCritic(model=judge), checkpointer=InMemorySaver())
     >>> cfg = {"configurable": {"thread_id": "doc"}}
@@ -48,6 +49,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_type_hints
 
+from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
@@ -56,21 +58,21 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict, is_typeddict
 
-from inferact_langgraph.binding import messages_of, pending_calls
-from inferact_langgraph.critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.gate import InferActGuard, InferActStateKeys, last_ai_message
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.options import (
+from inferact_langgraph._binding import last_ai_message, messages_of, pending_calls
+from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph._gate import InferActGuard, InferActStateKeys
+from inferact_langgraph._options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
 )
+from inferact_langgraph._reviewing import memory_message
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.reviewing import memory_message
 from inferact_langgraph.scope import is_injected, request_positions
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
@@ -157,7 +159,7 @@ def _cached(critic: Critic, cache: Any) -> Critic:
     return CachedCritic(critic, cache=None if cache is True else cache)
 
 
-def _copy_builder(builder: StateGraph) -> StateGraph:
+def _copy_builder(builder: StateGraph[Any]) -> StateGraph[Any]:
     new = copy.copy(builder)
     new.nodes = dict(builder.nodes)
     new.edges = set(builder.edges)
@@ -174,15 +176,17 @@ def _guard_schema(state_schema: type) -> type:
     """The user's state keys plus the guard's, for the nodes the guard adds."""
     try:
         hints = get_type_hints(state_schema, include_extras=True)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise UnsupportedGraphError(
             f"cannot read the graph's state schema {state_schema!r}: {exc}"
         ) from exc
     hints.update(get_type_hints(InferActStateKeys, include_extras=True))
-    return TypedDict("InferActGuardState", hints, total=False)  # type: ignore[operator]
+    # Built at run time from the user's keys; mypy checks only TypedDicts written as literals.
+    schema: type = TypedDict("InferActGuardState", hints, total=False)  # type: ignore[misc]
+    return schema
 
 
-def _find_tool_node(builder: StateGraph, name: str | None) -> tuple[str, ToolNode]:
+def _find_tool_node(builder: StateGraph[Any], name: str | None) -> tuple[str, ToolNode]:
     tool_nodes = {
         n: s.runnable for n, s in builder.nodes.items() if isinstance(s.runnable, ToolNode)
     }
@@ -204,7 +208,7 @@ def _find_tool_node(builder: StateGraph, name: str | None) -> tuple[str, ToolNod
     return next(iter(tool_nodes.items()))
 
 
-def _find_actor(builder: StateGraph, tools: str, name: str | None) -> str:
+def _find_actor(builder: StateGraph[Any], tools: str, name: str | None) -> str:
     if name is not None:
         if name not in builder.nodes:
             raise UnsupportedGraphError(f"actor_node={name!r} is not a node of this graph")
@@ -256,7 +260,8 @@ def _untraced(func: Callable[..., Any], afunc: Callable[..., Any], name: str) ->
     the base of ``ToolNode``) is the only runnable with sync and async twins and no trace.
     """
     try:
-        from langgraph.utils.runnable import RunnableCallable
+        # Re-exported there without an __all__, which mypy reads as private.
+        from langgraph.utils.runnable import RunnableCallable  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - a future LangGraph moved it: fall back, traced
         return RunnableLambda(func, afunc=afunc, name=name)
     return RunnableCallable(func, afunc, name=name, trace=False)
@@ -284,7 +289,7 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
     return route
 
 
-def _calls_of(node_input: Any) -> list[dict[str, Any]]:
+def _calls_of(node_input: Any) -> list[ToolCall]:
     """The tool calls a ``ToolNode`` runs for this input (its own three input shapes)."""
     if (
         isinstance(node_input, list)
@@ -320,7 +325,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     Every input (an edge's state, a ``Send`` of calls, a ``Send`` with an inlined state, a
     caller's or a tool's ``Command(goto=...)``) is turned into a plain list of calls, so the
     state is always read from the graph's channels, never taken from a payload someone built.
-    A critical call then runs only if :func:`~inferact_langgraph.binding.authorize` finds a
+    A critical call then runs only if :func:`~inferact_langgraph._binding.authorize` finds a
     record bound to exactly that call; otherwise it is answered with an error and audited.
     The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
     """
@@ -349,7 +354,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
         awrap_tool_call=aenforce,
     )
 
-    def needs_check(node_input: Any) -> list[dict[str, Any]] | None:
+    def needs_check(node_input: Any) -> list[ToolCall] | None:
         calls = _calls_of(node_input)
         return calls if any(guard.is_critical(c) for c in calls) else None
 
@@ -411,7 +416,7 @@ def _actor_with_memory(actor: Any) -> Any:
     return _untraced(run, arun, getattr(actor, "name", None) or "actor")
 
 
-def _command_routes(builder: StateGraph, tools: str) -> list[str]:
+def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
     """Nodes that declare ``Command(goto=<tools>)`` (which would skip the critic node)."""
     return sorted(
         name for name, spec in builder.nodes.items() if name != tools and tools in (spec.ends or ())
@@ -419,7 +424,7 @@ def _command_routes(builder: StateGraph, tools: str) -> list[str]:
 
 
 def with_inferact(
-    graph: StateGraph | CompiledStateGraph,
+    graph: StateGraph[Any] | CompiledStateGraph[Any],
     *,
     model: Any = None,
     critic: Critic | None = None,
@@ -442,7 +447,7 @@ def with_inferact(
     actor_node: str | None = None,
     name: str | None = None,
     options: GuardOptions | None = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[Any]:
     """Guard a ReAct graph's critical tool calls with InferAct and human review.
 
     Args:
@@ -459,7 +464,7 @@ def with_inferact(
             score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
             it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
-            mapped to :class:`~inferact_langgraph.critical.CriticalSpec`. Adds to ``@critical``.
+            mapped to :class:`~inferact_langgraph.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
             run without one raises ``CheckpointerRequiredError`` when a review would open
             (the call is not run); the LangGraph server supplies its own.
@@ -478,7 +483,7 @@ def with_inferact(
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
-        options: All policy options at once (a :class:`~inferact_langgraph.options.GuardOptions`
+        options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
             shared with ``InferActMiddleware``); replaces the policy keywords above.
 
     Returns:
@@ -579,18 +584,19 @@ def with_inferact(
     if START in new.branches:
         new.branches[MEMORY_NODE] = new.branches.pop(START)
 
-    def memory_node(state: dict, config: RunnableConfig) -> dict:
+    # ``state`` is the guard's state schema, a TypedDict built at run time (see _guard_schema).
+    def memory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         update = guard.supersede_pending(state)
         return _merge(update, guard.memory_update(state, _store_from(config), config))
 
-    async def amemory_node(state: dict, config: RunnableConfig) -> dict:
+    async def amemory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         update = guard.supersede_pending(state)
         return _merge(update, await guard.amemory_update(state, _store_from(config), config))
 
-    def gate_node(state: dict, config: RunnableConfig) -> dict:
+    def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         return guard.save_feedback(guard.review(state), _store_from(config), config, state)
 
-    async def agate_node(state: dict, config: RunnableConfig) -> dict:
+    async def agate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         outcome = await guard.areview(state)
         return await guard.asave_feedback(outcome, _store_from(config), config, state)
 
@@ -626,6 +632,7 @@ def with_inferact(
         [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
+    # For introspection and tests: the guard behind the graph (CompiledStateGraph has no slot).
     compiled.inferact_guard = guard  # type: ignore[attr-defined]
     return compiled
 

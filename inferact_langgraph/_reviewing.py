@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.errors import _mark_invalid_resume
@@ -26,23 +26,35 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
-from inferact_langgraph.binding import (
+from inferact_langgraph._binding import (
     answered_after,
     args_digest,
     is_approved,
     is_bound,
+    last_ai_message,
     last_ai_position,
     messages_of,
     pending_calls,
     sign_record,
 )
-from inferact_langgraph.critical import CriticalSpec
+from inferact_langgraph._critical import CriticalSpec
+from inferact_langgraph._options import GuardOptions
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.memory import MemoryContext, render_feedback
-from inferact_langgraph.options import GuardOptions
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
 from inferact_langgraph.resume import require_checkpointer
-from inferact_langgraph.review import Decision, ReviewRequest, resume_error, resume_schema
+from inferact_langgraph.review import (
+    ActionRequest,
+    Decision,
+    DecisionType,
+    InferActActionRequest,
+    InferActReviewInfo,
+    ReviewConfig,
+    ReviewRequest,
+    is_decision_type,
+    resume_error,
+    resume_schema,
+)
 from inferact_langgraph.scope import (
     MEMORY_ID,
     MEMORY_NAME,
@@ -52,7 +64,7 @@ from inferact_langgraph.scope import (
 )
 
 __all__ = [
-    "MEMORY_MESSAGE_PREFIX",
+    "Recheck",
     "ReviewOutcome",
     "ReviewProtocol",
     "memory_context",
@@ -61,15 +73,7 @@ __all__ = [
 
 logger = logging.getLogger("inferact_langgraph")
 
-MEMORY_MESSAGE_PREFIX = MEMORY_ID
-"""The id of the memory message given to the actor (see :func:`memory_message`)."""
 SUPERSEDED = "The user sent a new message instead of answering the review of this call."
-
-
-def _last_ai(state: Any) -> AIMessage | None:
-    messages = messages_of(state)
-    position = last_ai_position(messages)
-    return None if position is None else messages[position]  # type: ignore[return-value]
 
 
 def memory_message(text: str) -> HumanMessage:
@@ -163,18 +167,22 @@ class ReviewOutcome:
         return update
 
 
-class _Recheck:
-    """An edited critical call that must be checked again before it may run."""
+Recheck = tuple[dict[str, Any], int, dict[str, Any]]
+"""An edited critical call to check again before it may run: (state with the edit, position,
+call)."""
 
-    def __init__(self, state: dict, index: int, call: dict) -> None:
-        self.state, self.index, self.call = state, index, call
+
+def _with_edits(ai: AIMessage, edits: Mapping[str, dict[str, Any]]) -> AIMessage:
+    """``ai`` with each edited call in place of the original (same id, same position)."""
+    calls = [edits.get(c["id"] or "", c) for c in ai.tool_calls]  # an id-less call is never edited
+    return ai.model_copy(update={"tool_calls": calls})
 
 
 class ReviewProtocol:
     """One review round on the bound, doubtful records of the last AI message.
 
     Args:
-        options: The shared :class:`~inferact_langgraph.options.GuardOptions`.
+        options: The shared :class:`~inferact_langgraph.GuardOptions`.
         specs: Critical tool names mapped to specs (shared with the critic step).
         tools: Tools by name (shared), to validate a human's edits.
         locator: The task and the window of messages a call is judged on (a retry clears
@@ -200,9 +208,9 @@ class ReviewProtocol:
         return self.locator.task(state)
 
     @property
-    def allowed_decisions(self) -> list[str]:
-        """The decisions a human may make."""
-        return list(self.options.allowed_decisions)
+    def allowed_decisions(self) -> list[DecisionType]:
+        """The decisions a human may make (validated by ``GuardOptions``)."""
+        return [d for d in self.options.allowed_decisions if is_decision_type(d)]
 
     # ------------------------------------------------------------------ the review
     def to_review(
@@ -236,9 +244,10 @@ class ReviewProtocol:
                 ask.append(record)
         return ask, block, allow
 
-    def review_request(self, records: Sequence[Mapping[str, Any]]) -> ReviewRequest:
+    def review_request(self, records: Sequence[CheckRecord]) -> ReviewRequest:
         """The interrupt value for these flagged calls (a ``HITLRequest`` plus ``inferact``)."""
-        action_requests, review_configs = [], []
+        action_requests: list[ActionRequest] = []
+        review_configs: list[ReviewConfig] = []
         for r in records:
             verdict = r.get("verdict") or {}
             if r.get("error"):
@@ -251,7 +260,7 @@ class ReviewProtocol:
                 if verdict.get("uncalibrated_score") is not None:
                     why += f" (calibrated; raw score {verdict['uncalibrated_score']:.2f})"
             description = "\n".join(x for x in (r.get("description"), why) if x)
-            info: dict[str, Any] = {
+            info: InferActReviewInfo = {
                 "tool_call_id": r["tool_call_id"],
                 "ai_message_id": r.get("ai_message_id"),
                 "index": r.get("index"),
@@ -268,13 +277,17 @@ class ReviewProtocol:
                 "options": list(r.get("options") or []),
                 "option_probs": dict(r.get("option_probs") or {}),
             }
-            if r.get("order_probs"):
-                info["order_probs"] = r["order_probs"]
+            if order_probs := r.get("order_probs"):
+                info["order_probs"] = order_probs
             if verdict.get("uncalibrated_score") is not None:
                 info["uncalibrated_score"] = verdict["uncalibrated_score"]
-            action_requests.append(
-                {"name": r["tool"], "args": r["args"], "description": description, "inferact": info}
-            )
+            action: InferActActionRequest = {
+                "name": r["tool"],
+                "args": r["args"],
+                "description": description,
+                "inferact": info,
+            }
+            action_requests.append(action)
             review_configs.append(
                 {"action_name": r["tool"], "allowed_decisions": list(self.allowed_decisions)}
             )
@@ -282,7 +295,7 @@ class ReviewProtocol:
             "action_requests": action_requests,
             "review_configs": review_configs,
             "source": "inferact",
-        }  # type: ignore[typeddict-item]
+        }
 
     def check_edit(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Validate an edit: a known tool, arguments its schema accepts (coerced where it can).
@@ -317,7 +330,9 @@ class ReviewProtocol:
                 parsed = False
                 for error in exc.errors():
                     key = error["loc"][0] if error.get("loc") else None
-                    value = candidate.get(key) if isinstance(key, str) else None
+                    if not isinstance(key, str):
+                        continue
+                    value = candidate.get(key)
                     if isinstance(value, str) and error.get("type", "").endswith(
                         ("dict_type", "list_type", "model_type", "model_attributes_type")
                     ):
@@ -357,7 +372,8 @@ class ReviewProtocol:
             count=count, allowed=self.allowed_decisions, check_edit=self.check_edit
         )
         try:
-            return interrupt(request, response_schema=schema)
+            # interrupt() is typed Any; the response_schema made it the list of decisions.
+            return cast(list[Decision], interrupt(request, response_schema=schema))
         except ValidationError as exc:
             error = resume_error(exc)
             # LangGraph marks its own ValidationError; ours replaces it with a clearer error,
@@ -366,7 +382,9 @@ class ReviewProtocol:
             _mark_invalid_resume(error)
             raise error from None
 
-    def steps(self, state: Any, only: str | None) -> Generator[tuple, dict, ReviewOutcome]:
+    def steps(
+        self, state: Any, only: str | None
+    ) -> Generator[Recheck, CheckRecord, ReviewOutcome]:
         """One review round; it yields ``(state, index, call)`` when an edit needs a re-check.
 
         A generator, so that the sync and async drivers share every line: the re-check is the
@@ -378,7 +396,7 @@ class ReviewProtocol:
         ask, block, allow = self.to_review(state, only)
         if not (ask or block or allow):
             return outcome
-        ai = _last_ai(state)
+        ai = last_ai_message(state)
         assert ai is not None  # there are critical calls, so there is an AI message
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
@@ -409,8 +427,8 @@ class ReviewProtocol:
                 recheck = self._apply(state, ai, record, decision, outcome)
                 if recheck is None:
                     continue
-                new_record = yield (recheck.state, recheck.index, recheck.call)
-                call_id = recheck.call["id"]
+                new_record = yield recheck
+                call_id = recheck[2]["id"]
                 if is_approved(new_record):
                     outcome.checks[call_id] = {**new_record, "decision": "approve"}
                     outcome.audit.append(
@@ -421,10 +439,9 @@ class ReviewProtocol:
                     outcome.route = "review"
 
         if outcome.edits:
-            calls = [outcome.edits.get(c["id"], c) for c in ai.tool_calls]
-            outcome.messages.insert(0, ai.model_copy(update={"tool_calls": calls}))
+            outcome.messages.insert(0, _with_edits(ai, outcome.edits))
         self._after_rejection(state, ai, outcome)
-        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}  # type: ignore[misc]
+        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}
         return outcome
 
     def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
@@ -477,7 +494,7 @@ class ReviewProtocol:
         record: CheckRecord,
         decision: Decision,
         outcome: ReviewOutcome,
-    ) -> _Recheck | None:
+    ) -> Recheck | None:
         """Apply one decision; an edit of a critical call asks for a re-check."""
         call_id = record["tool_call_id"]
         if decision.type == "approve":
@@ -540,12 +557,10 @@ class ReviewProtocol:
                 }
                 return None
             # An edited critical call is checked as the tool it names: no bypass by editing.
-            edited_ai = ai.model_copy(
-                update={"tool_calls": [outcome.edits.get(c["id"], c) for c in ai.tool_calls]}
-            )
+            edited_ai = _with_edits(ai, outcome.edits)
             edited_state = dict(state)
             edited_state["messages"] = [edited_ai if m is ai else m for m in messages_of(state)]
-            return _Recheck(edited_state, index, new_call)
+            return edited_state, index, new_call
         return None
 
     def _cancel_others(
@@ -604,6 +619,7 @@ class ReviewProtocol:
         if ai_position is None:
             return {}
         ai = messages[ai_position]
+        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
         later = messages[ai_position + 1 :]
         first_human = next(
             (i for i, m in enumerate(later) if isinstance(m, HumanMessage) and not is_injected(m)),
@@ -612,21 +628,24 @@ class ReviewProtocol:
         if first_human is None:
             return {}
         done = answered_after(messages, ai_position)
-        open_calls = [
-            (i, c)
-            for i, c in enumerate(ai.tool_calls)
-            if c.get("id") not in done  # type: ignore[union-attr]
-        ]
+        open_calls = [(i, c) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
         if not open_calls:
             return {}
-        checks = state.get("inferact_checks") or {}
-        answers, audit, decided = [], [], {}
+        checks: Mapping[str, CheckRecord] = state.get("inferact_checks") or {}
+        answers: list[ToolMessage] = []
+        audit: list[AuditEntry] = []
+        decided: dict[str, CheckRecord] = {}
         for index, call in open_calls:
-            record = checks.get(call["id"])
-            reviewed = is_bound(record, ai, index, call, self.key) and not record.get("decision")  # type: ignore[arg-type, union-attr]
+            call_id = call["id"] or ""  # a call without an id has no record
+            record = checks.get(call_id)
+            reviewed = (
+                record
+                if is_bound(record, ai, index, call, self.key) and not record.get("decision")
+                else None
+            )
             text = (
                 f"Not executed: {SUPERSEDED}"
-                if reviewed
+                if reviewed is not None
                 else "No result: the run stopped before this call was answered, and the user "
                 "sent a new message."
             )
@@ -635,10 +654,10 @@ class ReviewProtocol:
                     content=text, tool_call_id=call["id"], name=call["name"], status="error"
                 )
             )
-            if reviewed:
-                decided[call["id"]] = {**record, "decision": "reject"}
+            if reviewed is not None:
+                decided[call_id] = {**reviewed, "decision": "reject"}
                 audit.append(
-                    audit_entry(record, decision="reject", decided_by="user", feedback=SUPERSEDED)
+                    audit_entry(reviewed, decision="reject", decided_by="user", feedback=SUPERSEDED)
                 )
         # Tool answers must follow their AI message, before the new turn. add_messages cannot
         # insert, so the list is rewritten in order (every message keeps its id).

@@ -1,14 +1,14 @@
 """The guard: one object that composes the jobs, and the state keys it adds.
 
-:class:`InferActGuard` is what :func:`~inferact_langgraph.wrap.with_inferact` (as graph nodes)
+:class:`InferActGuard` is what :func:`~inferact_langgraph.with_inferact` (as graph nodes)
 and :class:`~inferact_langgraph.middleware.InferActMiddleware` (from agent hooks) share. Each job
 lives in its own module:
 
 * which calls are critical, and the critic's verdicts as bound records:
-  :mod:`~inferact_langgraph.critic_step` (:class:`~inferact_langgraph.critic_step.CriticStep`);
-* the review round, as a pure outcome: :mod:`~inferact_langgraph.reviewing`
-  (:class:`~inferact_langgraph.reviewing.ReviewProtocol`);
-* whether a call may run now: :func:`~inferact_langgraph.binding.authorize`, called by the tool
+  :mod:`~inferact_langgraph._critic_step` (:class:`~inferact_langgraph._critic_step.CriticStep`);
+* the review round, as a pure outcome: :mod:`~inferact_langgraph._reviewing`
+  (:class:`~inferact_langgraph._reviewing.ReviewProtocol`);
+* whether a call may run now: :func:`~inferact_langgraph._binding.authorize`, called by the tool
   node (``with_inferact``) or ``wrap_tool_call`` (the middleware);
 * feedback memory, written explicitly by the caller of a review
   (:meth:`InferActGuard.save_feedback`).
@@ -18,7 +18,7 @@ runs in an *earlier* step that writes its records to state, and the review only 
 edit of a critical call is re-checked inside a memoised ``langgraph.func.task``: once.
 
 Example:
-    >>> from inferact_langgraph.critical import CriticalSpec
+    >>> from inferact_langgraph._critical import CriticalSpec
     >>> guard = InferActGuard(critic=None, specs={"buy_now": CriticalSpec()})
     >>> guard.options.on_reject, guard.is_critical({"name": "buy_now", "args": {}})
     ('continue', True)
@@ -27,53 +27,32 @@ Example:
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.func import task
 from typing_extensions import TypedDict
 
-from inferact_langgraph.binding import authorize
-from inferact_langgraph.critic_step import (
+from inferact_langgraph._binding import authorize
+from inferact_langgraph._critic_step import (
     CriticStep,
-    action_chain,
-    last_ai_message,
-    task_of,
-    trajectory_for,
 )
-from inferact_langgraph.critical import CriticalSpec, critical_spec
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
-from inferact_langgraph.options import GuardOptions, OnCriticError, OnReject
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.reviewing import (
-    MEMORY_MESSAGE_PREFIX,
+from inferact_langgraph._critical import CriticalSpec, critical_spec
+from inferact_langgraph._options import GuardOptions
+from inferact_langgraph._reviewing import (
     ReviewOutcome,
     ReviewProtocol,
     memory_context,
-    memory_message,
 )
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.memory import FeedbackMemory, MemoryContext, memory_owner
+from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
+from inferact_langgraph.review import DecisionType, ReviewRequest
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 
-__all__ = [
-    "DECISION_TYPES",
-    "MEMORY_MESSAGE_PREFIX",
-    "InferActGuard",
-    "InferActStateKeys",
-    "OnCriticError",
-    "OnReject",
-    "ReviewOutcome",
-    "action_chain",
-    "last_ai_message",
-    "memory_message",
-    "merge_checks",
-    "run_config",
-    "task_of",
-    "trajectory_for",
-]
+__all__ = ["InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]
 
 
 def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -167,9 +146,12 @@ class InferActGuard:
         self.protocol = ReviewProtocol(
             options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
-        # Memoised across resumes: an edited critical call is re-checked exactly once.
-        self._recheck_task = task(name="inferact_recheck")(self._recheck_sync)
-        self._arecheck_task = task(name="inferact_recheck")(self._recheck_async)
+        # Memoised across resumes: an edited critical call is re-checked exactly once. The
+        # decorator is typed here: langgraph's task(name=...) overload leaves its type
+        # variables unsolved (mypy reads them as Never). A task returns a future of the record.
+        as_task: Callable[[Callable[..., Any]], Callable[..., Any]] = task(name="inferact_recheck")
+        self._recheck_task = as_task(self.critic_step.recheck)
+        self._arecheck_task = as_task(self.critic_step.arecheck)
 
     @property
     def on_reject(self) -> str:
@@ -177,9 +159,9 @@ class InferActGuard:
         return self.options.on_reject
 
     @property
-    def allowed_decisions(self) -> list[str]:
+    def allowed_decisions(self) -> list[DecisionType]:
         """The decisions a human may make."""
-        return list(self.options.allowed_decisions)
+        return self.protocol.allowed_decisions
 
     def learn_tools(self, tools: Sequence[Any]) -> None:
         """Remember tools (for edit validation) and the ``@critical`` marks they carry."""
@@ -217,20 +199,14 @@ class InferActGuard:
         """The critic's records for the unchecked critical calls, judged concurrently."""
         return await self.critic_step.acheck(state)
 
-    def _recheck_sync(self, state: dict[str, Any], index: int, call: dict[str, Any]) -> dict:
-        step = self.critic_step
-        return step._check_one(state, last_ai_message(state), index, call, self.specs[call["name"]])
-
-    async def _recheck_async(self, state: dict[str, Any], index: int, call: dict) -> dict:
-        step, ai = self.critic_step, last_ai_message(state)
-        return await step._acheck_one(state, ai, index, call, self.specs[call["name"]])
-
     # ------------------------------------------------------------------ the review
-    def to_review(self, state: Any, only: str | None = None) -> tuple[list, list, list]:
+    def to_review(
+        self, state: Any, only: str | None = None
+    ) -> tuple[list[CheckRecord], list[CheckRecord], list[CheckRecord]]:
         """The bound, doubtful, undecided records: (ask, blocked, allowed by policy)."""
         return self.protocol.to_review(state, only)
 
-    def review_request(self, records: Sequence[Mapping[str, Any]]) -> Any:
+    def review_request(self, records: Sequence[CheckRecord]) -> ReviewRequest:
         """The interrupt value for these records."""
         return self.protocol.review_request(records)
 
@@ -245,8 +221,8 @@ class InferActGuard:
             request = next(steps)
             while True:
                 request = steps.send(self._recheck_task(*request).result())
-        except StopIteration as done:
-            return done.value
+        except StopIteration as done:  # StopIteration.value is untyped: it is the outcome
+            return cast(ReviewOutcome, done.value)
 
     async def areview(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
         """Async :meth:`review` (edited critical calls are re-checked with the async critic)."""
@@ -255,8 +231,8 @@ class InferActGuard:
             request = next(steps)
             while True:
                 request = steps.send(await self._arecheck_task(*request))
-        except StopIteration as done:
-            return done.value
+        except StopIteration as done:  # StopIteration.value is untyped: it is the outcome
+            return cast(ReviewOutcome, done.value)
 
     def authorize(self, state: Any, call: Mapping[str, Any]) -> tuple[Any, str | None]:
         """``(record, None)`` if this critical call may run now, else ``(None, why)``."""
@@ -293,7 +269,9 @@ class InferActGuard:
             )
         return tuple(labels)
 
-    def _memory_task(self, state: Mapping[str, Any], store: Any) -> tuple[str | None, dict]:
+    def _memory_task(
+        self, state: Mapping[str, Any], store: Any
+    ) -> tuple[str | None, dict[str, Any]]:
         """(the task to load memory for, or None with the update to return instead)."""
         current = state.get("inferact_memory")
         if store is None and not current:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from inferact_langgraph.review import DECISION_TYPES, is_decision_type
+
 __all__ = ["GuardOptions", "MemoryNamespace", "OnCriticError", "OnReject", "Scope"]
 
 OnCriticError = Literal["interrupt", "block", "allow"]
@@ -23,7 +25,6 @@ OnReject = Literal["continue", "retry", "end"]
 Scope = Literal["request", "thread"]
 MemoryNamespace = Callable[[Mapping[str, Any]], Sequence[str]]
 """``config -> labels``: whose feedback memory a run reads and writes (a user, a tenant)."""
-_DECISIONS = ("approve", "edit", "reject", "respond")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,7 +60,7 @@ class GuardOptions:
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
     memory: Any = None
     memory_namespace: MemoryNamespace | None = None
-    allowed_decisions: Sequence[str] = _DECISIONS
+    allowed_decisions: Sequence[str] = DECISION_TYPES
     signing_key: bytes | str | None = field(default=None, repr=False)
 
     @property
@@ -94,6 +95,6 @@ class GuardOptions:
         if not isinstance(self.max_trials, int) or self.max_trials < 1:
             raise ValueError(f"max_trials must be an int >= 1, got {self.max_trials!r}")
         decisions = tuple(self.allowed_decisions)
-        if not decisions or any(d not in _DECISIONS for d in decisions):
-            raise ValueError(f"allowed_decisions must be a non-empty subset of {_DECISIONS}")
+        if not decisions or not all(is_decision_type(d) for d in decisions):
+            raise ValueError(f"allowed_decisions must be a non-empty subset of {DECISION_TYPES}")
         object.__setattr__(self, "allowed_decisions", decisions)
