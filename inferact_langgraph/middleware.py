@@ -422,13 +422,9 @@ class InferActMiddleware(AgentMiddleware):
 # Off-path cost (issue 13): langsmith's ``traceable``, which create_agent wraps around every
 # wrap hook, computes the hook's signature on every call (about 7 µs for a method); a
 # precomputed ``__signature__`` (the same signature) makes that a lookup.
-for _hook in (
-    InferActMiddleware.wrap_model_call,
-    InferActMiddleware.awrap_model_call,
-    InferActMiddleware.wrap_tool_call,
-    InferActMiddleware.awrap_tool_call,
-):
-    _hook.__signature__ = inspect.signature(_hook)  # type: ignore[attr-defined]
+for _name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+    _hook = vars(InferActMiddleware)[_name]
+    _hook.__signature__ = inspect.signature(_hook)
 
 
 class _ToolCallReview(InferActMiddleware):
