@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -48,9 +49,10 @@ def floors():
 
     They do nothing, so their cost is what LangChain's machinery charges for those hooks: a
     node per model step for ``after_model``, one per run for ``before_agent``, the traced
-    wrappers around ``wrap_model_call`` / ``wrap_tool_call``. The async hooks have the same
-    shape as the real ones: HITL's ``awrap_tool_call`` is an ``async def``; InferAct's async
-    wrap hooks are plain functions returning the awaitable.
+    wrappers around ``wrap_model_call`` / ``wrap_tool_call``. The hooks have the same shape
+    as the real ones: HITL's ``awrap_tool_call`` is an ``async def``; InferAct's async wrap
+    hooks are plain functions returning the awaitable, and its wrap hooks carry a
+    precomputed ``__signature__``.
     """
     from langchain.agents.middleware import AgentMiddleware
 
@@ -96,6 +98,10 @@ def floors():
         def awrap_tool_call(self, request, handler):
             return handler(request)
 
+    # Like the real hooks, with a precomputed signature (langsmith's wrapper asks every call).
+    for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+        hook = getattr(InferActFloor, name)
+        hook.__signature__ = inspect.signature(hook)
     return HITLFloor(), InferActFloor()
 
 

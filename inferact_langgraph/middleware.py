@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
@@ -416,6 +417,14 @@ class InferActMiddleware(AgentMiddleware):
         if isinstance(target, ToolMessage):
             return self._command(target, update)
         return self._command(await handler(target), update)
+
+
+# Off-path cost (issue 13): langsmith's ``traceable``, which create_agent wraps around every
+# wrap hook, computes the hook's signature on every call (about 7 µs for a method); a
+# precomputed ``__signature__`` (the same signature) makes that a lookup.
+for _name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+    _hook = vars(InferActMiddleware)[_name]
+    _hook.__signature__ = inspect.signature(_hook)
 
 
 class _ToolCallReview(InferActMiddleware):

@@ -51,6 +51,23 @@ def test_the_async_wrap_hooks_are_plain_functions(review_in):
     assert not inspect.iscoroutinefunction(middleware.awrap_tool_call)
 
 
+@pytest.mark.parametrize("review_in", ["after_model", "tool_call"])
+@pytest.mark.parametrize(
+    "name", ["wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"]
+)
+def test_the_wrap_hooks_carry_their_true_signature(review_in, name):
+    # langsmith's wrapper asks for the hook's signature on every call: it is precomputed,
+    # and must be the function's own (the bound hook then takes request and handler).
+    middleware = InferActMiddleware(critic=ScriptedCritic(scores=[0.9]), review_in=review_in)
+    function = getattr(type(middleware), name)
+    code = function.__code__
+    assert "__signature__" in vars(function)
+    assert list(inspect.signature(function).parameters) == list(
+        code.co_varnames[: code.co_argcount]
+    )
+    assert list(inspect.signature(getattr(middleware, name)).parameters) == ["request", "handler"]
+
+
 class _Request:
     """The two fields of a ToolCallRequest that the enforcement point reads off the path."""
 
