@@ -40,6 +40,7 @@ from inferact_langgraph._binding import (
 )
 from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph._options import GuardOptions
+from inferact_langgraph._provenance import is_tool_added
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.memory import MemoryContext, render_feedback
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
@@ -626,7 +627,11 @@ class ReviewProtocol:
         assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
         later = messages[ai_position + 1 :]
         first_human = next(
-            (i for i, m in enumerate(later) if isinstance(m, HumanMessage) and not is_injected(m)),
+            (
+                i
+                for i, m in enumerate(later)
+                if isinstance(m, HumanMessage) and not is_injected(m) and not is_tool_added(m)
+            ),  # a tool's human message is no new message of the user's
             None,
         )
         if first_human is None:

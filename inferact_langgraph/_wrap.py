@@ -68,6 +68,7 @@ from inferact_langgraph._options import (
     OnReject,
     Scope,
 )
+from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._reviewing import memory_message
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
@@ -328,7 +329,10 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     A critical call then runs only if :func:`~inferact_langgraph._binding.authorize` finds a
     record bound to exactly that call; otherwise it is answered with an error and audited.
     The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
+    Every human message in a tool's ``Command`` (critical or not) leaves marked as the tool's
+    (:func:`~inferact_langgraph._provenance.mark_tool_output`): it is never the user's request.
     """
+    key = getattr(tool_node, "_messages_key", None) or "messages"
 
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
@@ -360,15 +364,15 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
 
     def run(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
-        if calls is None:  # nothing critical: the user's node as is (no added work)
-            return tool_node.invoke(node_input, config)
-        return checker.invoke(calls, config)
+        if calls is None:  # nothing critical: the user's node as is (its output marked)
+            return mark_tool_output(tool_node.invoke(node_input, config), key)
+        return mark_tool_output(checker.invoke(calls, config), key)
 
     async def arun(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
         if calls is None:
-            return await tool_node.ainvoke(node_input, config)
-        return await checker.ainvoke(calls, config)
+            return mark_tool_output(await tool_node.ainvoke(node_input, config), key)
+        return mark_tool_output(await checker.ainvoke(calls, config), key)
 
     return _untraced(run, arun, tool_node.name or "tools")
 

@@ -60,6 +60,7 @@ from inferact_langgraph._options import (
     OnReject,
     Scope,
 )
+from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext
@@ -385,7 +386,9 @@ class InferActMiddleware(AgentMiddleware):
         """Run the tool only with a bound verdict or approval; review bound doubts here."""
         verdict, target = self._decide(request)
         if verdict == "run":
-            return handler(target)
+            # Every tool's Command (critical or not): its human messages leave marked as the
+            # tool's, so none of them is ever taken as the user's request (scope.is_request).
+            return mark_tool_output(handler(target))
         if verdict == "refuse":
             return target
         outcome = self.guard.review(request.state, only=request.tool_call["id"])
@@ -394,7 +397,7 @@ class InferActMiddleware(AgentMiddleware):
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
-        return self._command(handler(target), update)
+        return self._command(mark_tool_output(handler(target)), update)
 
     def awrap_tool_call(  # type: ignore[override]
         self, request: Any, handler: Callable[[Any], Awaitable[Any]]
@@ -402,7 +405,10 @@ class InferActMiddleware(AgentMiddleware):
         """Async :meth:`wrap_tool_call`; returns the awaitable (see :meth:`awrap_model_call`)."""
         verdict, target = self._decide(request)
         if verdict == "run":
-            return handler(target)  # the tool's own awaitable: nothing of ours left to run
+            # A plain coroutine around the tool's awaitable (no thread hop, see above): any
+            # tool may return a Command, whatever its annotation says, so every result is
+            # looked at once (an isinstance test when it is no Command).
+            return _marked(handler(target))
         if verdict == "refuse":
             return _ready(target)
         return self._areview_tool_call(request, handler)
@@ -416,7 +422,7 @@ class InferActMiddleware(AgentMiddleware):
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
-        return self._command(await handler(target), update)
+        return self._command(mark_tool_output(await handler(target)), update)
 
 
 # Off-path cost (issue 13): langsmith's ``traceable``, which create_agent wraps around every
@@ -453,6 +459,11 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
     else:
         content = [*system.content, {"type": "text", "text": text}]
     return request.override(system_message=SystemMessage(content))
+
+
+async def _marked(result: Awaitable[Any]) -> Any:
+    """The tool's result, its Commands' human messages marked as the tool's."""
+    return mark_tool_output(await result)
 
 
 async def _ready(value: Any) -> Any:

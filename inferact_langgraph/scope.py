@@ -8,9 +8,12 @@ against all the user's requests, listed in order, on every action of the thread.
 ``task_extractor`` (``state -> str``) replaces the task text in either scope.
 
 A human message counts as a request of the user unless InferAct put it there (earlier
-feedback, :func:`is_injected`) or a tool did: a human message right after tool results, or
-between an AI message's tool calls and their answers (a tool returning an image or a page as a
-``HumanMessage`` in its ``Command``, say: its text is the environment's, never the user's).
+feedback, :func:`is_injected`) or a tool did. A tool's human message (a page or an image a tool
+returns as a ``HumanMessage`` in its ``Command``, say: its text is the environment's, never the
+user's) is known by its mark, which the enforcement points put on every human message in a
+tool's ``Command`` (:func:`~inferact_langgraph._provenance.is_tool_added`), and, as a second
+line for threads written without it, by its position: right after tool results, or between an
+AI message's tool calls and their answers.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -44,6 +47,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from inferact_langgraph._binding import messages_of
 from inferact_langgraph._options import Scope
+from inferact_langgraph._provenance import is_tool_added
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
@@ -111,6 +115,7 @@ def _request_flags(messages: Sequence[BaseMessage]) -> list[bool]:
             continue
         flags.append(
             not is_injected(message)
+            and not is_tool_added(message)
             and not inside[position]
             and (not isinstance(previous, ToolMessage) or _superseded(previous))
         )
@@ -120,9 +125,12 @@ def _request_flags(messages: Sequence[BaseMessage]) -> list[bool]:
 def is_request(messages: Sequence[BaseMessage], position: int) -> bool:
     """Whether ``messages[position]`` is a request the user wrote.
 
-    A human message that InferAct injected is not; nor is one a tool added: a human message
-    whose closest earlier non-human message is a tool result (other than the answers written
-    when the user skipped a review), or one between a tool call and that call's answer.
+    A human message that InferAct injected is not; nor is one a tool added: one marked as a
+    tool's (``additional_kwargs["inferact_origin"] == "tool"``, written where tool results
+    pass), a human message whose closest earlier non-human message is a tool result (other
+    than the answers written when the user skipped a review), or one between a tool call and
+    that call's answer. A user who forges the mark on their own message only hides it: the
+    task falls back to their earlier request, or the check fails closed.
     """
     return _request_flags(messages)[position]
 

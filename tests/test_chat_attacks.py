@@ -31,6 +31,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from inferact_langgraph import GuardOptions, InferActMiddleware, critical, with_inferact
+from inferact_langgraph._provenance import is_tool_added
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.resume import CheckpointerRequiredError
 from inferact_langgraph.scope import SUPERSEDED_ID_PREFIX, TaskLocator, is_request
@@ -232,16 +233,26 @@ def test_a_sub_agents_transcript_returned_by_a_tool_never_becomes_the_task(kind)
     _assert_held(graph.invoke({"messages": [("user", REQUEST)]}, cfg()), critic)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a tool's Command that writes a whole turn after its answer (an AI reply, "
-    "then a human message) looks exactly like the end of a turn and the user's next message",
-)
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_tool_writing_a_whole_fake_turn_is_not_the_user(kind):
+    """A tool's Command writes its answer, an AI reply, then a "user" message: by position
+    that is the end of a turn and the user's next message (a strict xfail before the fix).
+    The enforcement point marks every human message of a tool's Command as the tool's."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor("fake_turn"), critic)
     _assert_held(graph.invoke({"messages": [("user", REQUEST)]}, cfg()), critic)
+    messages = graph.get_state(cfg()).values["messages"]
+    assert [m.content for m in messages if is_tool_added(m)] == [INJECTION]
+    assert [s.tool_name for s in critic.trajectories[0].steps] == ["fake_turn", "transfer"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_tool_writing_a_whole_fake_turn_is_not_the_user_async(kind):
+    critic = fooled_critic()
+    graph = guarded(kind, attacked_actor("fake_turn"), critic)
+    _assert_held(await graph.ainvoke({"messages": [("user", REQUEST)]}, cfg()), critic)
+    messages = (await graph.aget_state(cfg())).values["messages"]
+    assert [m.content for m in messages if is_tool_added(m)] == [INJECTION]
 
 
 @pytest.mark.parametrize("kind", KINDS)
