@@ -63,13 +63,18 @@ def _mark_one(item: Any) -> Any:
     if isinstance(item, BaseMessage) or not isinstance(item, (str, tuple, dict)):
         return item
     # A message-like (a string, ("user", text), {"role": "user", ...}) that add_messages
-    # would turn into a HumanMessage: turned into one here, marked. Others are left as they
-    # are; one that cannot be converted fails in add_messages as it would have anyway.
+    # would turn into a HumanMessage. Others are left as they are; one that cannot be
+    # converted fails in add_messages as it would have anyway.
     try:
         (message,) = convert_to_messages([item])
     except Exception:  # noqa: BLE001 - the reducer reports it
         return item
-    return _marked(message) if isinstance(message, HumanMessage) else item
+    if not isinstance(message, HumanMessage):
+        return item
+    if isinstance(item, dict) and isinstance(extra := item.get("additional_kwargs", {}), Mapping):
+        # A dict stays a dict (its nested kwargs win over its top-level keys on conversion).
+        return {**item, "additional_kwargs": {**extra, ORIGIN_KEY: TOOL_ORIGIN}}
+    return _marked(message)  # a string or a tuple cannot carry the mark: a message does
 
 
 def _mark_messages(value: Any) -> Any:

@@ -49,6 +49,15 @@ def test_every_form_of_a_human_message_in_a_command_is_marked(written):
     assert out.update["messages"][0] is ANSWER  # other messages untouched
 
 
+def test_a_message_dict_stays_a_dict_and_its_own_origin_is_overridden():
+    written = {"role": "user", "content": EVIL, "inferact_origin": "user",
+               "additional_kwargs": {"inferact_origin": "user", "x": 1}}  # fmt: skip
+    (marked,) = mark_tool_output(Command(update={"messages": [written]})).update["messages"]
+    assert isinstance(marked, dict) and written["additional_kwargs"]["inferact_origin"] == "user"
+    (message,) = add_messages([], [marked])
+    assert is_tool_added(message) and message.additional_kwargs["x"] == 1
+
+
 def test_a_single_message_a_pair_list_and_a_root_list_update_are_marked():
     single = mark_tool_output(Command(update={"messages": HumanMessage(EVIL)}))
     assert is_tool_added(single.update["messages"])
