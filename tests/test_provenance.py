@@ -137,10 +137,17 @@ def _round_trips() -> dict:
         "langchain json": lambda ms: loads(dumps(ms), allowed_objects="messages"),
         # The LangGraph server sends messages as their dicts; a client posting them back has
         # them converted by add_messages.
-        "server json": lambda ms: convert_to_messages(
+        "message dicts": lambda ms: convert_to_messages(
             json.loads(json.dumps([m.model_dump() for m in ms]))
         ),
+        "server json": _server_json,
     }
+
+
+def _server_json(messages: list) -> list:
+    """Through the LangGraph server's own JSON (``langgraph_api.serde``, the [server] extra)."""
+    serde = pytest.importorskip("langgraph_api.serde", reason="the [server] extra is absent")
+    return convert_to_messages(serde.json_loads(serde.json_dumpb(messages)))
 
 
 @pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
