@@ -8,21 +8,17 @@ the transfer request, on the transfer's actions only.
 
 from __future__ import annotations
 
-import warnings
-from typing import Annotated, Any
+from typing import Any
 
+import chat_support
 import pytest
+from chat_support import KINDS, cfg
+from guard_helpers import call as _call
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import START, StateGraph
-from langgraph.graph.message import add_messages
-from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
-from typing_extensions import TypedDict
 
 from inferact_langgraph import InferActMiddleware, critical, with_inferact
 from inferact_langgraph.memory import FEEDBACK_MARKER, FeedbackMemory
@@ -33,8 +29,6 @@ from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 EMAIL = "e-mail the Q3 numbers to our CFO"
 TRANSFER = "now transfer 500 dollars to Bob"
 SIDE_EFFECTS: list[tuple[str, dict[str, Any]]] = []
-
-KINDS = ["create_agent", "react_agent", "builder", "after_model", "tool_call"]
 
 
 @pytest.fixture(autouse=True)
@@ -69,10 +63,6 @@ def transfer(to: str, amount: int) -> str:
 TOOLS = [lookup, send_email, transfer]
 
 
-def _call(name: str, args: dict, call_id: str) -> dict:
-    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
-
-
 def two_request_actor() -> ScriptedChatModel:
     """Request 1: look up, then e-mail; request 2: transfer."""
     return ScriptedChatModel(
@@ -86,51 +76,9 @@ def two_request_actor() -> ScriptedChatModel:
     )
 
 
-class ChatState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-
-
-def custom_builder(model: Any) -> StateGraph:
-    def agent(state: ChatState) -> dict:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    async def aagent(state: ChatState) -> dict:
-        return {"messages": [await model.ainvoke(state["messages"])]}
-
-    builder = StateGraph(ChatState)
-    builder.add_node("agent", RunnableLambda(agent, afunc=aagent))
-    builder.add_node("tools", ToolNode(TOOLS))
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition)
-    builder.add_edge("tools", "agent")
-    return builder
-
-
-def guarded(kind: str, actor: Any, critic: Any, *, checkpointer: Any = "new", **options: Any):
-    saver = InMemorySaver() if checkpointer == "new" else checkpointer
-    if kind in ("after_model", "tool_call"):
-        return create_agent(
-            actor,
-            TOOLS,
-            checkpointer=saver,
-            store=options.pop("store", None),
-            middleware=[InferActMiddleware(critic=critic, review_in=kind, **options)],
-        )
-    if kind == "create_agent":
-        graph: Any = create_agent(actor, TOOLS)
-    elif kind == "react_agent":
-        from langgraph.prebuilt import create_react_agent
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            graph = create_react_agent(actor, TOOLS)
-    else:
-        graph = custom_builder(actor)
-    return with_inferact(graph, critic=critic, checkpointer=saver, **options)
-
-
-def cfg(thread: str = "chat", **configurable: Any) -> dict:
-    return {"configurable": {"thread_id": thread, **configurable}}
+def guarded(kind: str, actor: Any, critic: Any, **options: Any) -> Any:
+    """``chat_support.guarded`` over this module's tools."""
+    return chat_support.guarded(kind, actor, critic, tools=TOOLS, **options)
 
 
 def _interrupt_info(out: dict) -> dict:
