@@ -9,27 +9,17 @@ thread, as the checkpointer holds it, never has the feedback as a message. Needs
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from pg_support import PG_MARKS, worker_env
 
-DSN = os.environ.get("INFERACT_TEST_PG_DSN")
 WORKER = Path(__file__).parent / "workers" / "chat_pg_worker.py"
-ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not DSN,
-        reason="INFERACT_TEST_PG_DSN is not set: run .ci/setup-postgres.sh and export the line "
-        "it prints to run the Postgres scenarios",
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1", "::1"]),
-]
+pytestmark = PG_MARKS
 
 pytest.importorskip("psycopg", reason="the [postgres] extra is not installed")
 
@@ -41,7 +31,7 @@ def worker(command: str, *args: str) -> list[dict]:
         [sys.executable, str(WORKER), command, *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "INFERACT_TEST_PG_DSN": DSN or ""},
+        env=worker_env(),
         timeout=90,
     )
     assert proc.returncode == 0, f"worker {command} failed:\n{proc.stdout}\n{proc.stderr}"

@@ -18,26 +18,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from pg_support import DSN, PG_MARKS, worker_env
 
-DSN = os.environ.get("INFERACT_TEST_PG_DSN")
 WORKER = Path(__file__).parent / "workers" / "pg_worker.py"
-ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not DSN,
-        reason="INFERACT_TEST_PG_DSN is not set: run .ci/setup-postgres.sh and export the line "
-        "it prints to run the Postgres scenarios",
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1", "::1"]),
-]
+pytestmark = PG_MARKS
 
 psycopg = pytest.importorskip("psycopg", reason="the [postgres] extra is not installed")
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "INFERACT_TEST_PG_DSN": DSN or ""}
 
 
 def _events(stdout: str) -> list[dict]:
@@ -48,7 +35,7 @@ def worker(command: str, *args: str, check: bool = True, timeout: float = 60) ->
     """Run one worker process to completion and return its events."""
     proc = subprocess.run(
         [sys.executable, str(WORKER), command, *args],
-        capture_output=True, text=True, env=_env(), timeout=timeout,
+        capture_output=True, text=True, env=worker_env(), timeout=timeout,
     )
     if check and proc.returncode != 0:
         raise AssertionError(
@@ -61,7 +48,7 @@ def kill_at(command: str, *args: str, marker: str, timeout: float = 60) -> list[
     """Start a worker, SIGKILL it as soon as it prints ``marker``; return its events."""
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), command, *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=worker_env(),
     )
     events = []
     deadline = time.time() + timeout
@@ -204,7 +191,7 @@ def _concurrent_resumes(thread: str, *extra: str) -> list[list[dict]]:
         subprocess.Popen(
             [sys.executable, str(WORKER), "resume", "--thread", thread, "--decision", APPROVE,
              "--interrupt-id", interrupt_id, "--start-at", start_at, *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=worker_env(),
         )
         for _ in range(2)
     ]
