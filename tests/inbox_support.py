@@ -1,4 +1,5 @@
-"""Helpers for the inbox tests: a ``langgraph dev`` server on loopback, and the browser."""
+"""Helpers for the inbox tests: the browser, and the test graph in process (its server:
+``server_support.langgraph_dev``)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,7 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +17,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-ROOT = Path(__file__).resolve().parents[1]
 INBOX_APP = Path(__file__).parent / "inbox_app"
-CLI = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
 CHROMIUM = (
     os.environ.get("INFERACT_CHROMIUM")
     or shutil.which("chromium")
@@ -43,57 +38,6 @@ NO_CHROMIUM = (
     "Chromium was not found (install it: apt-get install -y chromium, or set INFERACT_CHROMIUM "
     "to its path): the inbox's browser tests need a real browser"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def langgraph_dev(work: Path, config: dict, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``langgraph dev`` in ``work`` with ``config`` as its langgraph.json; yield its URL."""
-    config = {**config, "dependencies": [str(ROOT)]}
-    (work / "langgraph.json").write_text(json.dumps(config))
-    port = free_port()
-    log_path = work / "server.log"
-    log = open(log_path, "w")  # noqa: SIM115 - the server writes to it until it is stopped
-    proc = subprocess.Popen(
-        [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=work,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "LANGSMITH_TRACING": "false",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            **(env or {}),
-        },
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        ready = False
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    ready = True
-                    break
-            except OSError:
-                time.sleep(0.2)
-        if not ready:
-            pytest.fail(f"langgraph dev did not start:\n{log_path.read_text()[-3000:]}")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 @contextmanager

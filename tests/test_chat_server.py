@@ -9,87 +9,27 @@ store; feedback is kept per user (``configurable["user_id"]``) and listed and cl
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
+from server_support import ROOT, SERVER_MARKS, langgraph_dev
 from typer.testing import CliRunner
 
 from inferact_langgraph.cli import app
 from inferact_langgraph.examples.demo_models import MODEL_VARIABLES, make_env
 
-ROOT = Path(__file__).resolve().parents[1]
-CLI = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1"]),
-]
+pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
 
 SHADES = "blackout shades, 66 x 66 inch, white, for my bedroom window"
 BENCH = "a white vanity bench under 100 dollars please"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("chat_server")
-    config = {
-        "dependencies": [str(ROOT)],
-        "graphs": {"webshop": str(ROOT / "graphs/webshop.py:graph")},
-    }
-    (work / "langgraph.json").write_text(json.dumps(config))
-    port = _free_port()
-    environ = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}  # offline
-    log = open(work / "server.log", "w")  # noqa: SIM115 - the server writes to it until it stops
-    proc = subprocess.Popen(
-        [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=work,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={
-            **environ,
-            "PYTHONPATH": str(ROOT),
-            "LANGSMITH_TRACING": "false",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        },
-    )
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.3)
-    if proc.poll() is not None or time.time() >= deadline:
-        proc.kill()
-        pytest.fail(f"langgraph dev did not start:\n{(work / 'server.log').read_text()[-3000:]}")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+    config = {"graphs": {"webshop": str(ROOT / "graphs/webshop.py:graph")}}
+    with langgraph_dev(work, config, unset=MODEL_VARIABLES) as url:  # offline
+        yield url
 
 
 async def _say(client, thread: str, text: str, user: str | None = None) -> dict:

@@ -8,15 +8,10 @@ import json
 
 import httpx
 import pytest
-from inbox_support import CLI, INBOX_APP, chromium_context, langgraph_dev
+from inbox_support import INBOX_APP, chromium_context
+from server_support import SERVER_MARKS, langgraph_dev
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1"]),
-]
+pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
 ALICE = {"Authorization": "Bearer token-alice"}
 BOB = {"Authorization": "Bearer token-bob"}

@@ -13,15 +13,10 @@ import re
 import time
 
 import pytest
-from inbox_support import CLI, INBOX_APP, chromium_context, langgraph_dev
+from inbox_support import INBOX_APP, chromium_context
+from server_support import SERVER_MARKS, langgraph_dev
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1"]),
-]
+pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

@@ -8,85 +8,24 @@ Loopback only; the server runs on a free port and is stopped at the end.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
+from server_support import ROOT, SERVER_MARKS, langgraph_dev
 
 from inferact_langgraph.examples.demo_models import MODEL_VARIABLES, make_env
 
-ROOT = Path(__file__).resolve().parents[1]
-CLI = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CLI is None, reason="langgraph-cli[inmem] is not installed (the [server] extra)"
-    ),
-    pytest.mark.allow_hosts(["127.0.0.1"]),
-]
+pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("served_examples")
     served = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
-    config = {
-        "dependencies": [str(ROOT)],
-        # the repository's graphs, by absolute path, so the server writes only into ``work``
-        "graphs": {name: str(ROOT / target.lstrip("./")) for name, target in served.items()},
-    }
-    (work / "langgraph.json").write_text(json.dumps(config))
-    port = _free_port()
-    environ = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}  # offline
-    log = open(work / "server.log", "w")  # noqa: SIM115 - the server writes to it until it stops
-    proc = subprocess.Popen(
-        [CLI, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=work,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={
-            **environ,
-            "PYTHONPATH": str(ROOT),
-            "LANGSMITH_TRACING": "false",
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        },
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.3)
-    if proc.poll() is not None or time.time() >= deadline:
-        proc.kill()
-        pytest.fail(f"langgraph dev did not start:\n{(work / 'server.log').read_text()[-3000:]}")
-    try:
+    # the repository's graphs, by absolute path, so the server writes only into ``work``
+    config = {"graphs": {name: str(ROOT / target.lstrip("./")) for name, target in served.items()}}
+    with langgraph_dev(work, config, unset=MODEL_VARIABLES) as url:  # offline
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 async def test_two_messages_to_a_served_graph_are_each_judged_against_themselves(server):
