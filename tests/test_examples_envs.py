@@ -29,7 +29,7 @@ from inferact_langgraph.examples import (
     normalize_answer,
     webshop_actor,
 )
-from inferact_langgraph.examples._common import FEEDBACK_PATTERN, feedback_index
+from inferact_langgraph.examples._common import FEEDBACK_PATTERN, ExampleEnv, feedback_index
 
 DATA = Path(examples.__file__).with_name("data")
 FEEDBACK = "Feedback from earlier trials: your last attempt was wrong; read the task again.\n\n"
@@ -75,6 +75,16 @@ def test_data_never_contains_the_feedback_trigger_words() -> None:
         assert not FEEDBACK_PATTERN.search((DATA / name).read_text()), name
     tasks = json.loads((DATA / "hotpotqa_tasks.json").read_text())["tasks"]
     assert not any(FEEDBACK_PATTERN.search(t["question"]) for t in tasks)
+
+
+def test_an_environment_without_tools_cannot_be_built() -> None:
+    # ExampleEnv is abstract: a subclass must build its tools, or it fails at construction,
+    # not on the first call that needs them.
+    class NoTools(ExampleEnv):
+        pass
+
+    with pytest.raises(TypeError, match="_make_tools"):
+        NoTools()  # type: ignore[abstract]
 
 
 # -- WebShop -----------------------------------------------------------------------------------

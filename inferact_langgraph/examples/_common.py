@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -66,7 +67,7 @@ def record(ledger: Ledger, entry: dict[str, Any]) -> None:
         ledger(entry)
 
 
-class ExampleEnv:
+class ExampleEnv(ABC):
     """What the example environments share: tasks, a ledger, direct-call sessions and tools.
 
     A subclass loads :attr:`tasks`, names the field holding a task's text in
@@ -97,8 +98,9 @@ class ExampleEnv:
         self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.tools = self._make_tools()
 
+    @abstractmethod
     def _make_tools(self) -> list[BaseTool]:
-        raise NotImplementedError
+        """The environment's LangChain tools (called once its data is loaded)."""
 
     # -- tasks ---------------------------------------------------------------------------------
 
