@@ -126,6 +126,16 @@ def _offline(monkeypatch) -> None:
         monkeypatch.delenv(variable, raising=False)
 
 
+def _served_offline(name: str, monkeypatch):
+    """``(env, oracle critic model, graph)``: ``graphs/<name>.py``'s graph, offline."""
+    _offline(monkeypatch)
+    module = _load(ROOT / "graphs" / f"{name}.py", name)
+    env = make_env(name)
+    critic_model = oracle_critic_model(name, env)
+    graph = module.build_graph(env=env, critic_model=critic_model, checkpointer=InMemorySaver())
+    return env, critic_model, graph
+
+
 def _planned_call(name: str, env, index: int) -> tuple[str, dict]:
     """The critical call the scripted actor makes first for task ``index`` (its near miss)."""
     task = env.task(index)
@@ -138,11 +148,7 @@ def _planned_call(name: str, env, index: int) -> tuple[str, dict]:
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_served_graph_acts_on_each_message_and_the_critic_judges_that_message(name, monkeypatch):
-    _offline(monkeypatch)
-    module = _load(ROOT / "graphs" / f"{name}.py", name)
-    env = make_env(name)
-    critic_model = oracle_critic_model(name, env)
-    graph = module.build_graph(env=env, critic_model=critic_model, checkpointer=InMemorySaver())
+    env, critic_model, graph = _served_offline(name, monkeypatch)
     first, second = REQUESTS[name]
     tasks = [env.match_task(first), env.match_task(second)]
     assert None not in tasks and tasks[0] != tasks[1]
@@ -169,11 +175,7 @@ def test_served_graph_acts_on_each_message_and_the_critic_judges_that_message(na
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_served_graph_answers_plainly_when_the_message_is_no_known_task(name, monkeypatch):
-    _offline(monkeypatch)
-    module = _load(ROOT / "graphs" / f"{name}.py", name)
-    env = make_env(name)
-    critic_model = oracle_critic_model(name, env)
-    graph = module.build_graph(env=env, critic_model=critic_model, checkpointer=InMemorySaver())
+    env, critic_model, graph = _served_offline(name, monkeypatch)
     out = graph.invoke(
         {"messages": [("user", "buy me a toaster")]}, {"configurable": {"thread_id": "toaster"}}
     )
