@@ -29,7 +29,12 @@ from inferact_langgraph.examples import (
     normalize_answer,
     webshop_actor,
 )
-from inferact_langgraph.examples._common import FEEDBACK_PATTERN, ExampleEnv, feedback_index
+from inferact_langgraph.examples._common import (
+    FEEDBACK_PATTERN,
+    ExampleEnv,
+    feedback_index,
+    scripted_actor_model,
+)
 
 DATA = Path(examples.__file__).with_name("data")
 FEEDBACK = "Feedback from earlier trials: your last attempt was wrong; read the task again.\n\n"
@@ -85,6 +90,18 @@ def test_an_environment_without_tools_cannot_be_built() -> None:
 
     with pytest.raises(TypeError, match="_make_tools"):
         NoTools()  # type: ignore[abstract]
+
+
+def test_a_scripted_actor_that_fails_stops_politely_instead_of_crashing_the_graph() -> None:
+    env = WebShopEnv()
+
+    def step(messages, attempt):
+        return attempt.task["no such field"]
+
+    actor = scripted_actor_model(env, None, "WebShop", step)
+    reply = actor.invoke([HumanMessage(env.prompt(0))])
+    assert reply.content == "I cannot continue (KeyError)." and not reply.tool_calls
+    assert webshop_actor(env, 0).invoke([]).content == "I have no instruction to follow."
 
 
 # -- WebShop -----------------------------------------------------------------------------------

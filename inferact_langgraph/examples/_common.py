@@ -17,8 +17,11 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import BaseTool
 
+from inferact_langgraph.testing import ScriptedChatModel
+
 __all__ = [
     "FEEDBACK_PATTERN",
+    "Attempt",
     "ExampleEnv",
     "Ledger",
     "ToolCallRecord",
@@ -33,6 +36,7 @@ __all__ = [
     "requested_task",
     "runtime_messages",
     "runtime_thread_id",
+    "scripted_actor_model",
     "text_of",
     "thread_results",
     "unknown_task_reply",
@@ -395,3 +399,86 @@ def latest_request(messages: Sequence[BaseMessage]) -> str:
         if _is_users(message):
             return text_of(message)
     return ""
+
+
+# -- the scripted actors' shared frame ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The task a scripted actor plays and where its current attempt starts.
+
+    Attributes:
+        index: The task's index in the environment.
+        task: The task's data.
+        feedback: The index of the last message carrying feedback, or None.
+        anchor: The index the attempt starts after: the user's request, or the last feedback.
+        prefix: The id prefix of the actor's messages for this task (``"webshop-0"``).
+    """
+
+    index: int
+    task: dict[str, Any]
+    feedback: int | None
+    anchor: int
+    prefix: str
+
+    @property
+    def corrected(self) -> bool:
+        """Whether the history holds feedback: the actor then plays the task right."""
+        return self.feedback is not None
+
+
+def scripted_actor_model(
+    env: ExampleEnv,
+    task_index: int | None,
+    environment: str,
+    step: Callable[[list[BaseMessage], Attempt], AIMessage],
+    *,
+    no_messages: str | None = None,
+) -> ScriptedChatModel:
+    """A scripted actor: finds the task, then lets ``step`` choose the next message.
+
+    The task is ``task_index``, or with None the one the user's newest message asks for
+    (:func:`requested_task`); a request that matches no known task gets
+    :func:`unknown_task_reply` and no tool call. ``step`` gets the messages and the
+    :class:`Attempt`. Any error ends the run with a plain answer: an example never crashes the
+    graph.
+
+    Args:
+        env: The environment whose tasks the actor plays.
+        task_index: The task to play, or None for the one the user asks for.
+        environment: The environment's display name (``"WebShop"``); lowercased, the id
+            prefix of the actor's messages.
+        step: The actor's move once the task is known.
+        no_messages: The answer to an empty history (None: treat it like any other).
+
+    Example:
+        >>> from inferact_langgraph.examples import WebShopEnv
+        >>> env = WebShopEnv()
+        >>> def step(messages, attempt):
+        ...     return final_answer(f"task {attempt.index}, corrected: {attempt.corrected}")
+        >>> actor = scripted_actor_model(env, None, "WebShop", step)
+        >>> actor.invoke([HumanMessage(env.prompt(1))]).content
+        'task 1, corrected: False'
+        >>> actor.invoke([HumanMessage("a toaster")]).content.splitlines()[1]
+        '"a toaster" is not one of them, so I did nothing.'
+    """
+    prefix = environment.lower()
+
+    def respond(messages: list[BaseMessage]) -> AIMessage:
+        try:
+            if not messages and no_messages is not None:
+                return final_answer(no_messages, messages, prefix)
+            texts = env.task_texts()
+            index = task_index if task_index is not None else requested_task(messages, texts)
+            if index is None:  # a request the example does not know: say so, call no tool
+                reply = unknown_task_reply(environment, latest_request(messages), texts)
+                return final_answer(reply, messages, prefix)
+            feedback = feedback_index(messages, env.critical_tools)
+            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
+            attempt = Attempt(index, env.task(index), feedback, anchor, f"{prefix}-{index}")
+            return step(messages, attempt)
+        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
+            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
+
+    return ScriptedChatModel(responder=respond)

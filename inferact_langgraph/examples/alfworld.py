@@ -45,26 +45,23 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    Attempt,
     ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
-    episode_start,
-    feedback_index,
     final_answer,
-    latest_request,
     record,
-    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    scripted_actor_model,
     text_of,
     tool_calls_since,
-    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -414,52 +411,34 @@ def scripted_actor(env: AlfWorldEnv, task_index: int | None = None) -> ScriptedC
         {'location': 'fridge 1'}
     """
 
-    def respond(messages: list[BaseMessage]) -> Any:
-        try:
-            if not messages:
-                return final_answer("I have no task.", messages, "alfworld")
-            texts = env.task_texts()
-            index = task_index if task_index is not None else requested_task(messages, texts)
-            if index is None:  # a request the example does not know: say so, call no tool
-                reply = unknown_task_reply("ALFWorld", latest_request(messages), texts)
-                return final_answer(reply, messages, "alfworld")
-            task = env.task(index)
-            feedback = feedback_index(messages, env.critical_tools)
-            corrected = feedback is not None
-            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
-            last = messages[-1]
-            if (
-                isinstance(last, ToolMessage)
-                and last.status == "error"
-                and last.name in env.critical_tools
-                and feedback != len(messages) - 1
-            ):  # not executed, and no feedback to act on: say so, never retry blindly
-                return final_answer(
-                    f"I did not {last.name} anything: {text_of(last)}",
-                    messages,
-                    f"alfworld-{index}",
-                )
-            if isinstance(last, ToolMessage) and text_of(last) == NOTHING:
-                return final_answer(
-                    "My last action did nothing; I stop here.", messages, f"alfworld-{index}"
-                )
-            if tool_calls_since(messages, anchor) >= _MAX_STEPS:
-                return final_answer(
-                    "I have taken too many steps; I stop here.", messages, f"alfworld-{index}"
-                )
-            if corrected:
-                goal = {"object": task["object"], "operation": task["operation"]}
-                why = f"The task asks to {task['operation']} a {task['object']}."
-            else:
-                goal = {k: task["distractor"][k] for k in ("object", "operation")}
-                why = task["distractor"].get("why", "")
-            goal["target"] = task["target"]
-            action = _next_action(env, env.state(messages), goal, why)
-            if isinstance(action, str):
-                return final_answer(action, messages, f"alfworld-{index}")
-            thought, name, args = action
-            return ai_tool_call(messages, f"alfworld-{index}", thought, name, args)
-        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
+    def step(messages: list[BaseMessage], attempt: Attempt) -> AIMessage:
+        task, last = attempt.task, messages[-1]
+        if (
+            isinstance(last, ToolMessage)
+            and last.status == "error"
+            and last.name in env.critical_tools
+            and attempt.feedback != len(messages) - 1
+        ):  # not executed, and no feedback to act on: say so, never retry blindly
+            reply = f"I did not {last.name} anything: {text_of(last)}"
+            return final_answer(reply, messages, attempt.prefix)
+        if isinstance(last, ToolMessage) and text_of(last) == NOTHING:
+            return final_answer(
+                "My last action did nothing; I stop here.", messages, attempt.prefix
+            )
+        if tool_calls_since(messages, attempt.anchor) >= _MAX_STEPS:
+            reply = "I have taken too many steps; I stop here."
+            return final_answer(reply, messages, attempt.prefix)
+        if attempt.corrected:
+            goal = {"object": task["object"], "operation": task["operation"]}
+            why = f"The task asks to {task['operation']} a {task['object']}."
+        else:
+            goal = {k: task["distractor"][k] for k in ("object", "operation")}
+            why = task["distractor"].get("why", "")
+        goal["target"] = task["target"]
+        action = _next_action(env, env.state(messages), goal, why)
+        if isinstance(action, str):
+            return final_answer(action, messages, attempt.prefix)
+        thought, name, args = action
+        return ai_tool_call(messages, attempt.prefix, thought, name, args)
 
-    return ScriptedChatModel(responder=respond)
+    return scripted_actor_model(env, task_index, "ALFWorld", step, no_messages="I have no task.")

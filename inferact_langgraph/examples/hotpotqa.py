@@ -38,27 +38,24 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    Attempt,
     ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
-    episode_start,
-    feedback_index,
     final_answer,
     last_result,
-    latest_request,
     record,
-    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    scripted_actor_model,
     text_of,
     tool_calls_since,
-    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -322,32 +319,16 @@ def scripted_actor(env: HotPotQAEnv, task_index: int | None = None) -> ScriptedC
         {'entity': 'Pizza Inn'}
     """
 
-    def respond(messages: list[BaseMessage]) -> Any:
-        try:
-            if not messages:
-                return final_answer("I have no question to answer.", messages, "hotpotqa")
-            texts = env.task_texts()
-            index = task_index if task_index is not None else requested_task(messages, texts)
-            if index is None:  # a request the example does not know: say so, call no tool
-                reply = unknown_task_reply("HotPotQA", latest_request(messages), texts)
-                return final_answer(reply, messages, "hotpotqa")
-            task = env.task(index)
-            feedback = feedback_index(messages, env.critical_tools)
-            corrected = feedback is not None
-            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
-            plan = task["corrected"] if corrected else task["trial1"]
-            done = tool_calls_since(messages, anchor)
-            if done >= len(plan):
-                return final_answer(_report(messages), messages, f"hotpotqa-{index}")
-            step = plan[done]
-            return ai_tool_call(
-                messages,
-                f"hotpotqa-{index}",
-                step["thought"],
-                step["tool"],
-                dict(step["args"]),
-            )
-        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
+    def step(messages: list[BaseMessage], attempt: Attempt) -> AIMessage:
+        plan = attempt.task["corrected"] if attempt.corrected else attempt.task["trial1"]
+        done = tool_calls_since(messages, attempt.anchor)
+        if done >= len(plan):
+            return final_answer(_report(messages), messages, attempt.prefix)
+        planned = plan[done]
+        return ai_tool_call(
+            messages, attempt.prefix, planned["thought"], planned["tool"], dict(planned["args"])
+        )
 
-    return ScriptedChatModel(responder=respond)
+    return scripted_actor_model(
+        env, task_index, "HotPotQA", step, no_messages="I have no question to answer."
+    )

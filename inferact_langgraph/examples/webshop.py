@@ -36,27 +36,24 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain.tools import ToolRuntime
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
+    Attempt,
     ExampleEnv,
     Ledger,
     ai_tool_call,
-    episode_start,
-    feedback_index,
     final_answer,
     last_result,
-    latest_request,
     record,
-    requested_task,
     runtime_call_id,
     runtime_messages,
     runtime_thread_id,
+    scripted_actor_model,
     text_of,
     thread_results,
     tool_calls_since,
-    unknown_task_reply,
 )
 from inferact_langgraph.testing import ScriptedChatModel
 
@@ -466,27 +463,16 @@ def scripted_actor(env: WebShopEnv, task_index: int | None = None) -> ScriptedCh
         {'query': '66 x 66 inch blackout shades'}
     """
 
-    def respond(messages: list[BaseMessage]) -> Any:
-        try:
-            if not messages:
-                return final_answer("I have no instruction to follow.", messages, "webshop")
-            texts = env.task_texts()
-            index = task_index if task_index is not None else requested_task(messages, texts)
-            if index is None:  # a request the example does not know: say so, call no tool
-                reply = unknown_task_reply("WebShop", latest_request(messages), texts)
-                return final_answer(reply, messages, "webshop")
-            task = env.task(index)
-            feedback = feedback_index(messages, env.critical_tools)
-            corrected = feedback is not None
-            anchor = max(episode_start(messages), -1 if feedback is None else feedback)
-            choice = task["gold"] if corrected else task["distractor"]
-            plan = _plan(env, task, choice, corrected)
-            done = tool_calls_since(messages, anchor)
-            if done >= len(plan):
-                return final_answer(_report(messages), messages, f"webshop-{index}")
-            thought, name, args = plan[done]
-            return ai_tool_call(messages, f"webshop-{index}", thought, name, args)
-        except Exception as error:  # noqa: BLE001 - never crash the graph: stop politely
-            return final_answer(f"I cannot continue ({type(error).__name__}).", messages)
+    def step(messages: list[BaseMessage], attempt: Attempt) -> AIMessage:
+        task = attempt.task
+        choice = task["gold"] if attempt.corrected else task["distractor"]
+        plan = _plan(env, task, choice, attempt.corrected)
+        done = tool_calls_since(messages, attempt.anchor)
+        if done >= len(plan):
+            return final_answer(_report(messages), messages, attempt.prefix)
+        thought, name, args = plan[done]
+        return ai_tool_call(messages, attempt.prefix, thought, name, args)
 
-    return ScriptedChatModel(responder=respond)
+    return scripted_actor_model(
+        env, task_index, "WebShop", step, no_messages="I have no instruction to follow."
+    )
