@@ -143,17 +143,9 @@ def _actions(chain: str) -> list[Action]:
     return actions
 
 
-def _task_texts(name: str, env: Any) -> list[str]:
-    if name == "webshop":
-        return [t["instruction"] for t in env.tasks]
-    if name == "hotpotqa":
-        return [t["question"] for t in env.tasks]
-    return [t["instruction"] for t in env.tasks]
-
-
-def _find_task(name: str, env: Any, option_text: str) -> int | None:
+def _find_task(env: Any, option_text: str) -> int | None:
     low = " ".join(option_text.lower().split())
-    for index, text in enumerate(_task_texts(name, env)):
+    for index, text in enumerate(env.task_texts()):
         if " ".join(text.lower().split()) in low:
             return index
     return None
@@ -178,7 +170,7 @@ def _users_option(
     candidates = [(lab, text) for lab, text in real if _norm(text) not in inferred]
     pool = candidates or real
     for label, text in pool:
-        index = _find_task(name, env, text)
+        index = _find_task(env, text)
         if index is not None:
             return label, index
     for label, text in pool:
