@@ -29,6 +29,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from inferact_langgraph.examples._common import last_result
 from inferact_langgraph.examples.demo_models import (
     ENVIRONMENTS,
     ORACLE_LABEL,
@@ -74,19 +75,11 @@ def _is_success(name: str, env: Any, values: dict[str, Any], task: int) -> bool:
     if name == "webshop":
         bought = list(env.purchases())
         return bool(bought) and env.is_success(bought[-1], task)
-    if name == "hotpotqa":
-        for message in reversed(messages):
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    if call["name"] == "finish":
-                        done = any(
-                            isinstance(m, ToolMessage)
-                            and m.tool_call_id == call["id"]
-                            and m.status != "error"
-                            for m in messages
-                        )
-                        return done and env.is_success(call["args"].get("answer"), task)
-        return False
+    if name == "hotpotqa":  # the last answer submitted, if it was recorded
+        last = last_result(messages, ("finish",))
+        if last is None or last[1] is None or last[1].status == "error":
+            return False
+        return bool(env.is_success(last[0]["args"].get("answer"), task))
     text = str(messages[-1].content) if messages else ""
     wanted = {"heat": "hot", "cool": "cool", "clean": "clean"}[env.task(task)["operation"]]
     return env.task(task)["object"] in text and f" {wanted} " in f" {text} "
