@@ -293,7 +293,9 @@ def eval_command(
             "and of one human review), or neither",
             param_hint="--cost-missed/--cost-review",
         )
-    costs = (cost_missed, cost_review) if cost_missed is not None else None
+    costs = (
+        (cost_missed, cost_review) if cost_missed is not None and cost_review is not None else None
+    )
     console, errors = output_console(), Console(stderr=True)
     _writable_dir(out, "--out")
     if not no_cache:
@@ -337,7 +339,7 @@ def eval_command(
             },
             calibrate=calibrate,
             calibration_cv=calibration_cv,
-            costs=costs,  # type: ignore[arg-type]
+            costs=costs,
         )
     except DatasetError as exc:
         message = str(exc)
