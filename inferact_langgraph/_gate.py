@@ -253,6 +253,24 @@ class InferActGuard:
         return self.protocol.supersede_pending(state)
 
     # ------------------------------------------------------------------ memory
+    def start_run(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The update at the start of a run: close a review the user skipped, load memory.
+
+        Calls left pending when the user sent a new message instead of answering are closed
+        (:meth:`supersede_pending`), and this user's earlier feedback on the task in scope is
+        loaded (:meth:`memory_update`); the two updates share no key.
+        """
+        return {**self.supersede_pending(state), **self.memory_update(state, store, config)}
+
+    async def astart_run(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Async :meth:`start_run`."""
+        update = self.supersede_pending(state)
+        return {**update, **await self.amemory_update(state, store, config)}
+
     def owner(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
         """Whose feedback memory this run uses (see ``memory_namespace``).
 

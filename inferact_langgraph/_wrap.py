@@ -596,12 +596,10 @@ def with_inferact(
 
     # ``state`` is the guard's state schema, a TypedDict built at run time (see _guard_schema).
     def memory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        update = guard.supersede_pending(state)
-        return _merge(update, guard.memory_update(state, _store_from(config), config))
+        return guard.start_run(state, _store_from(config), config)
 
     async def amemory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        update = guard.supersede_pending(state)
-        return _merge(update, await guard.amemory_update(state, _store_from(config), config))
+        return await guard.astart_run(state, _store_from(config), config)
 
     def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         return guard.save_feedback(guard.review(state), _store_from(config), config, state)
@@ -645,13 +643,6 @@ def with_inferact(
     # For introspection and tests: the guard behind the graph (CompiledStateGraph has no slot).
     compiled.inferact_guard = guard  # type: ignore[attr-defined]
     return compiled
-
-
-def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    merged = {**first, **second}
-    if "messages" in first and "messages" in second:
-        merged["messages"] = [*first["messages"], *second["messages"]]
-    return merged
 
 
 def _store_from(config: RunnableConfig) -> Any:

@@ -203,17 +203,12 @@ class InferActMiddleware(AgentMiddleware):
         The memory is read from the store once per request (when the task in scope changes)
         and kept in the private key ``inferact_memory``; model calls only read that key.
         """
-        update = self.guard.supersede_pending(state)
-        store = getattr(runtime, "store", None)
-        memory = self.guard.memory_update(state, store, run_config())
-        return _merge(update, memory) or None
+        return self.guard.start_run(state, getattr(runtime, "store", None), run_config()) or None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
-        update = self.guard.supersede_pending(state)
         store = getattr(runtime, "store", None)
-        memory = await self.guard.amemory_update(state, store, run_config())
-        return _merge(update, memory) or None
+        return await self.guard.astart_run(state, store, run_config()) or None
 
     # ------------------------------------------------------------------ the critic
     def _learn_tools(self, tools: Sequence[Any] | None) -> None:
@@ -469,13 +464,6 @@ async def _marked(result: Awaitable[Any]) -> Any:
 async def _ready(value: Any) -> Any:
     """An awaitable of ``value`` (for the async hooks, which return awaitables)."""
     return value
-
-
-def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    merged = {**first, **second}
-    if "messages" in first and "messages" in second:
-        merged["messages"] = [*first["messages"], *second["messages"]]
-    return merged
 
 
 def _extend(response: Any, update: dict[str, Any]) -> Any:
