@@ -545,8 +545,6 @@ def with_inferact(
         )
     actor = _find_actor(builder, tools_name, actor_node)
     available = tool_node.tools_by_name
-    if critical is not None and not isinstance(critical, (Mapping, str)):
-        critical = list(critical)
     specs = resolve_critical_tools(available.values(), critical)
     unknown = sorted(set(specs) - set(available))
     if unknown:

@@ -176,8 +176,6 @@ class InferActMiddleware(AgentMiddleware):
                 "end or restart the run); use review_in='after_model' for 'retry' or 'end'"
             )
         self.review_in = review_in
-        if critical is not None and not isinstance(critical, (Mapping, str)):
-            critical = list(critical)
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
             critic=build_critic(
