@@ -67,6 +67,7 @@ from inferact_langgraph._options import (
     OnCriticError,
     OnReject,
     Scope,
+    resolve_options,
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._reviewing import memory_message
@@ -488,16 +489,18 @@ def with_inferact(
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
         options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
-            shared with ``InferActMiddleware``); replaces the policy keywords above.
+            shared with ``InferActMiddleware``), instead of the policy keywords above.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.
 
     Raises:
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
-        ValueError: Bad options (``checkpointer=False`` too), or no critical tool found.
+        ValueError: Bad options (``checkpointer=False`` too, or ``options`` together with a
+            policy keyword), or no critical tool found.
     """
-    options = options or GuardOptions(
+    options = resolve_options(
+        options,
         on_critic_error=on_critic_error,
         on_reject=on_reject,
         max_trials=max_trials,

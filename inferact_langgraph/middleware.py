@@ -59,6 +59,7 @@ from inferact_langgraph._options import (
     OnCriticError,
     OnReject,
     Scope,
+    resolve_options,
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
@@ -119,8 +120,8 @@ class InferActMiddleware(AgentMiddleware):
             several doubtful calls of one message are separate interrupts (resume with
             ``{interrupt_id: decision}``), and an edit is applied to the executed call and
             audited without rewriting the AI message. Only with ``on_reject="continue"``.
-        options: All policy options at once (shared with ``with_inferact``); replaces the
-            policy keywords above.
+        options: All policy options at once (shared with ``with_inferact``), instead of the
+            policy keywords above (giving both raises ``ValueError``).
 
     Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs
     only with a verdict or a decision bound to exactly that call.
@@ -160,7 +161,8 @@ class InferActMiddleware(AgentMiddleware):
         super().__init__()
         if review_in not in get_args(ReviewIn):
             raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
-        options = options or GuardOptions(
+        options = resolve_options(
+            options,
             on_critic_error=on_critic_error,
             on_reject=on_reject,
             max_trials=max_trials,
