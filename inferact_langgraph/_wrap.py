@@ -597,17 +597,17 @@ def with_inferact(
 
     # ``state`` is the guard's state schema, a TypedDict built at run time (see _guard_schema).
     def memory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return guard.start_run(state, _store_from(config), config)
+        return guard.start_run(state, _store_from(), config)
 
     async def amemory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return await guard.astart_run(state, _store_from(config), config)
+        return await guard.astart_run(state, _store_from(), config)
 
     def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return guard.save_feedback(guard.review(state), _store_from(config), config, state)
+        return guard.save_feedback(guard.review(state), _store_from(), config, state)
 
     async def agate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         outcome = await guard.areview(state)
-        return await guard.asave_feedback(outcome, _store_from(config), config, state)
+        return await guard.asave_feedback(outcome, _store_from(), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
@@ -646,7 +646,8 @@ def with_inferact(
     return compiled
 
 
-def _store_from(config: RunnableConfig) -> Any:
+def _store_from() -> Any:
+    """The current run's store (``None`` without one, or outside a run)."""
     try:
         from langgraph.config import get_store
 

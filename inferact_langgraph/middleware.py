@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
@@ -227,8 +228,6 @@ class InferActMiddleware(AgentMiddleware):
         if ai is None or not any(c["name"] in self.guard.specs for c in ai.tool_calls):
             return None
         if ai.id is None:  # verdicts are bound to the message id: give it one before the check
-            import uuid
-
             ai.id = f"inferact-{uuid.uuid4()}"
         earlier = list(request.state.get("messages") or [])
         unique = with_unique_call_ids(ai, earlier)
