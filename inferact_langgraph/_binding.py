@@ -17,8 +17,8 @@ Example:
     >>> history = [first, ToolMessage("ok", tool_call_id="call_0")]
     >>> [c["id"] for c in with_unique_call_ids(later, history).tool_calls]
     ['call_0-inferact-0', 'call_0-inferact-1']
-    >>> binding_key(later, 1) == binding_key(later, 1), args_digest({"b": 1, "a": 2})[:12]
-    (True, 'd3626ac30a87')
+    >>> args_digest({"b": 1, "a": 2}) == args_digest({"a": 2, "b": 1})
+    True
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from inferact_langgraph.records import CheckRecord, is_unit
 __all__ = [
     "args_digest",
     "authorize",
-    "binding_key",
     "calls_needing_ids",
     "find_proposal",
     "is_approved",
@@ -66,11 +65,6 @@ def args_digest(args: Mapping[str, Any] | None) -> str:
     """A stable SHA-256 of a call's arguments (key order does not matter)."""
     text = json.dumps(dict(args or {}), sort_keys=True, default=repr, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def binding_key(ai: AIMessage, index: int) -> str:
-    """``<AI message id>#<position>``: what a record is bound to besides name and arguments."""
-    return f"{ai.id}#{index}"
 
 
 def messages_of(state: Any) -> list[AnyMessage]:

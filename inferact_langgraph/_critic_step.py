@@ -110,16 +110,14 @@ class CriticStep:
 
     def needs_check(self, state: Any) -> bool:
         """Whether the critic must run before the tools (cheap: no model call)."""
-        if not self.specs:
+        calls = self.critical_calls(state) if self.specs else []
+        if not calls:
             return False
-        if self.unique_ids(state) is not None and self.critical_calls(state):
+        if self.unique_ids(state) is not None:
             return True
         ai = last_ai_message(state)
         checks = state.get("inferact_checks") or {}
-        return any(
-            not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
-            for i, c, _ in self.critical_calls(state)
-        )
+        return any(not is_bound(checks.get(c.get("id")), ai, i, c, self.key) for i, c, _ in calls)
 
     # ------------------------------------------------------------------ the critic step
     def _base_record(
@@ -147,17 +145,20 @@ class CriticStep:
         }
 
     def _prepare(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, state: Any, record: CheckRecord
     ) -> tuple[Critic, CheckRecord, Trajectory]:
-        record = self._base_record(ai, index, call, spec)
+        """(the critic, ``record`` with the task and action chain, the trajectory to judge)."""
         critic = self.critic
         if critic is None:
             raise RuntimeError("no critic configured")
         task_text = self.locator.task(state)
-        record["task"] = task_text
-        trajectory = self.locator.trajectory(state, call.get("id"), task_text)
-        record["action_chain"] = action_chain(trajectory)
-        return critic, record, trajectory
+        trajectory = self.locator.trajectory(state, record["tool_call_id"], task_text)
+        prepared: CheckRecord = {
+            **record,
+            "task": task_text,
+            "action_chain": action_chain(trajectory),
+        }
+        return critic, prepared, trajectory
 
     @staticmethod
     def _failed(record: CheckRecord, error: BaseException) -> CheckRecord:
@@ -175,7 +176,7 @@ class CriticStep:
     ) -> CheckRecord:
         record = self._base_record(ai, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, ai, index, call, spec)
+            critic, record, trajectory = self._prepare(state, record)
             verdict = await critic.aevaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
@@ -188,7 +189,7 @@ class CriticStep:
     ) -> CheckRecord:
         record = self._base_record(ai, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, ai, index, call, spec)
+            critic, record, trajectory = self._prepare(state, record)
             verdict = critic.evaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:

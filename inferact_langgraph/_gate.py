@@ -30,7 +30,6 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, cast
 
-from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.func import task
 from typing_extensions import TypedDict
 
@@ -54,7 +53,6 @@ from inferact_langgraph.memory import (
     sign_owner,
 )
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DecisionType, ReviewRequest
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 
@@ -105,11 +103,6 @@ def run_config() -> dict[str, Any]:
         return {}
 
 
-def answered_ids(messages: Sequence[AnyMessage]) -> set[str]:
-    """Tool call ids that have a tool message anywhere in ``messages``."""
-    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-
-
 class InferActGuard:
     """Runs the critic on critical tool calls, asks a human when it doubts, records everything.
 
@@ -119,7 +112,6 @@ class InferActGuard:
         options: The shared options (policy on errors and rejections, trials, memory).
         tools: The graph's tools by name, used to validate a human's edits (may be learnt
             later with :meth:`learn_tools`).
-        **policy: Instead of ``options``: the :class:`GuardOptions` fields themselves.
 
     Attributes:
         critic_step: Which calls are critical; the critic's records.
@@ -133,11 +125,8 @@ class InferActGuard:
         specs: Mapping[str, CriticalSpec],
         options: GuardOptions | None = None,
         tools: Mapping[str, Any] | None = None,
-        **policy: Any,
     ) -> None:
-        if options is not None and policy:
-            raise ValueError("pass options= or the policy keywords, not both")
-        self.options = options or GuardOptions(**policy)
+        self.options = options or GuardOptions()
         self.critic = critic
         # One dict each, shared by the jobs: the middleware learns tools and specs later.
         self.specs: dict[str, CriticalSpec] = dict(specs)
@@ -158,16 +147,6 @@ class InferActGuard:
         as_task: Callable[[Callable[..., Any]], Callable[..., Any]] = task(name="inferact_recheck")
         self._recheck_task = as_task(self.critic_step.recheck)
         self._arecheck_task = as_task(self.critic_step.arecheck)
-
-    @property
-    def on_reject(self) -> str:
-        """The ``on_reject`` policy."""
-        return self.options.on_reject
-
-    @property
-    def allowed_decisions(self) -> list[DecisionType]:
-        """The decisions a human may make."""
-        return self.protocol.allowed_decisions
 
     def learn_tools(self, tools: Sequence[Any]) -> None:
         """Remember tools (for edit validation) and the ``@critical`` marks they carry."""
@@ -212,14 +191,6 @@ class InferActGuard:
         """The bound, doubtful, undecided records: (ask, blocked, allowed by policy)."""
         return self.protocol.to_review(state, only)
 
-    def review_request(self, records: Sequence[CheckRecord]) -> ReviewRequest:
-        """The interrupt value for these records."""
-        return self.protocol.review_request(records)
-
-    def check_edit(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Validate (and coerce) a human's edit; see :meth:`ReviewProtocol.check_edit`."""
-        return self.protocol.check_edit(name, args)
-
     def review(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
         """Ask a human about the doubtful critical calls (sync), once; return the outcome."""
         steps = self.protocol.steps(state, only)
@@ -253,6 +224,24 @@ class InferActGuard:
         return self.protocol.supersede_pending(state)
 
     # ------------------------------------------------------------------ memory
+    def start_run(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The update at the start of a run: close a review the user skipped, load memory.
+
+        Calls left pending when the user sent a new message instead of answering are closed
+        (:meth:`supersede_pending`), and this user's earlier feedback on the task in scope is
+        loaded (:meth:`memory_update`); the two updates share no key.
+        """
+        return {**self.supersede_pending(state), **self.memory_update(state, store, config)}
+
+    async def astart_run(
+        self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Async :meth:`start_run`."""
+        update = self.supersede_pending(state)
+        return {**update, **await self.amemory_update(state, store, config)}
+
     def owner(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
         """Whose feedback memory this run uses (see ``memory_namespace``).
 

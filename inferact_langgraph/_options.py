@@ -13,12 +13,19 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from inferact_langgraph.review import DECISION_TYPES, is_decision_type
 
-__all__ = ["GuardOptions", "MemoryNamespace", "OnCriticError", "OnReject", "Scope"]
+__all__ = [
+    "GuardOptions",
+    "MemoryNamespace",
+    "OnCriticError",
+    "OnReject",
+    "Scope",
+    "resolve_options",
+]
 
 OnCriticError = Literal["interrupt", "block", "allow"]
 OnReject = Literal["continue", "retry", "end"]
@@ -98,3 +105,34 @@ class GuardOptions:
         if not decisions or not all(is_decision_type(d) for d in decisions):
             raise ValueError(f"allowed_decisions must be a non-empty subset of {DECISION_TYPES}")
         object.__setattr__(self, "allowed_decisions", decisions)
+
+
+def resolve_options(options: GuardOptions | None, **policy: Any) -> GuardOptions:
+    """The options of ``with_inferact`` / ``InferActMiddleware``: ``options=`` or the keywords.
+
+    Both constructors take every policy option as an explicit keyword (what users see and type
+    checkers check) and, alternatively, one shared :class:`GuardOptions`. A keyword that is not
+    at its default next to ``options=`` would be silently ignored, so it is an error.
+
+    Raises:
+        TypeError: ``options`` is not a ``GuardOptions``.
+        ValueError: ``options`` and a policy keyword given together, or a bad policy value.
+
+    Example:
+        >>> resolve_options(None, on_reject="end").on_reject
+        'end'
+        >>> resolve_options(GuardOptions(), on_reject="end")
+        Traceback (most recent call last):
+        ...
+        ValueError: give the policy as options= or as keywords, not both (got on_reject= too)
+    """
+    if options is None:
+        return GuardOptions(**policy)
+    if not isinstance(options, GuardOptions):
+        raise TypeError(f"options must be a GuardOptions, got {type(options).__name__}")
+    defaults = {f.name: f.default for f in fields(GuardOptions)}
+    given = [name for name, value in policy.items() if value != defaults[name]]
+    if given:
+        named = ", ".join(f"{name}=" for name in given)
+        raise ValueError(f"give the policy as options= or as keywords, not both (got {named} too)")
+    return options

@@ -24,7 +24,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.errors import _mark_invalid_resume
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from inferact_langgraph._binding import (
@@ -46,6 +46,7 @@ from inferact_langgraph.memory import MemoryContext, render_feedback
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
 from inferact_langgraph.resume import require_checkpointer
 from inferact_langgraph.review import (
+    EXPECTED_SHAPE,
     ActionRequest,
     Decision,
     DecisionType,
@@ -310,8 +311,6 @@ class ReviewProtocol:
         Raises:
             ResumeError: Unknown tool, or arguments the tool's schema refuses.
         """
-        from inferact_langgraph.review import EXPECTED_SHAPE
-
         if not self.tools:  # tools never seen in this process: the tool node validates
             return args
         tool = self.tools.get(name)
@@ -589,10 +588,8 @@ class ReviewProtocol:
         ]
 
     # ------------------------------------------------------------------ refusing at the tool
-    def refusal(self, call: Mapping[str, Any], reason: str, state: Any = None) -> Any:
+    def refusal(self, call: Mapping[str, Any], reason: str) -> Any:
         """The answer that replaces a critical call the guard refuses to run (with an audit)."""
-        from langgraph.types import Command
-
         logger.warning("InferAct refused to run %s: %s", call.get("name"), reason)
         message = ToolMessage(
             content=f"The call to {call.get('name')} was not executed: {reason}.",

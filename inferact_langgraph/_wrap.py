@@ -67,6 +67,7 @@ from inferact_langgraph._options import (
     OnCriticError,
     OnReject,
     Scope,
+    resolve_options,
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._reviewing import memory_message
@@ -488,16 +489,18 @@ def with_inferact(
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
         options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
-            shared with ``InferActMiddleware``); replaces the policy keywords above.
+            shared with ``InferActMiddleware``), instead of the policy keywords above.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.
 
     Raises:
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
-        ValueError: Bad options (``checkpointer=False`` too), or no critical tool found.
+        ValueError: Bad options (``checkpointer=False`` too, or ``options`` together with a
+            policy keyword), or no critical tool found.
     """
-    options = options or GuardOptions(
+    options = resolve_options(
+        options,
         on_critic_error=on_critic_error,
         on_reject=on_reject,
         max_trials=max_trials,
@@ -545,8 +548,6 @@ def with_inferact(
         )
     actor = _find_actor(builder, tools_name, actor_node)
     available = tool_node.tools_by_name
-    if critical is not None and not isinstance(critical, (Mapping, str)):
-        critical = list(critical)
     specs = resolve_critical_tools(available.values(), critical)
     unknown = sorted(set(specs) - set(available))
     if unknown:
@@ -596,19 +597,17 @@ def with_inferact(
 
     # ``state`` is the guard's state schema, a TypedDict built at run time (see _guard_schema).
     def memory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        update = guard.supersede_pending(state)
-        return _merge(update, guard.memory_update(state, _store_from(config), config))
+        return guard.start_run(state, _store_from(), config)
 
     async def amemory_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        update = guard.supersede_pending(state)
-        return _merge(update, await guard.amemory_update(state, _store_from(config), config))
+        return await guard.astart_run(state, _store_from(), config)
 
     def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return guard.save_feedback(guard.review(state), _store_from(config), config, state)
+        return guard.save_feedback(guard.review(state), _store_from(), config, state)
 
     async def agate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         outcome = await guard.areview(state)
-        return await guard.asave_feedback(outcome, _store_from(config), config, state)
+        return await guard.asave_feedback(outcome, _store_from(), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
@@ -647,14 +646,8 @@ def with_inferact(
     return compiled
 
 
-def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    merged = {**first, **second}
-    if "messages" in first and "messages" in second:
-        merged["messages"] = [*first["messages"], *second["messages"]]
-    return merged
-
-
-def _store_from(config: RunnableConfig) -> Any:
+def _store_from() -> Any:
+    """The current run's store (``None`` without one, or outside a run)."""
     try:
         from langgraph.config import get_store
 

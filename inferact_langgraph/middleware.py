@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
@@ -59,6 +60,7 @@ from inferact_langgraph._options import (
     OnCriticError,
     OnReject,
     Scope,
+    resolve_options,
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
@@ -119,8 +121,8 @@ class InferActMiddleware(AgentMiddleware):
             several doubtful calls of one message are separate interrupts (resume with
             ``{interrupt_id: decision}``), and an edit is applied to the executed call and
             audited without rewriting the AI message. Only with ``on_reject="continue"``.
-        options: All policy options at once (shared with ``with_inferact``); replaces the
-            policy keywords above.
+        options: All policy options at once (shared with ``with_inferact``), instead of the
+            policy keywords above (giving both raises ``ValueError``).
 
     Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs
     only with a verdict or a decision bound to exactly that call.
@@ -160,7 +162,8 @@ class InferActMiddleware(AgentMiddleware):
         super().__init__()
         if review_in not in get_args(ReviewIn):
             raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
-        options = options or GuardOptions(
+        options = resolve_options(
+            options,
             on_critic_error=on_critic_error,
             on_reject=on_reject,
             max_trials=max_trials,
@@ -176,8 +179,6 @@ class InferActMiddleware(AgentMiddleware):
                 "end or restart the run); use review_in='after_model' for 'retry' or 'end'"
             )
         self.review_in = review_in
-        if critical is not None and not isinstance(critical, (Mapping, str)):
-            critical = list(critical)
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
             critic=build_critic(
@@ -203,17 +204,12 @@ class InferActMiddleware(AgentMiddleware):
         The memory is read from the store once per request (when the task in scope changes)
         and kept in the private key ``inferact_memory``; model calls only read that key.
         """
-        update = self.guard.supersede_pending(state)
-        store = getattr(runtime, "store", None)
-        memory = self.guard.memory_update(state, store, run_config())
-        return _merge(update, memory) or None
+        return self.guard.start_run(state, getattr(runtime, "store", None), run_config()) or None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
-        update = self.guard.supersede_pending(state)
         store = getattr(runtime, "store", None)
-        memory = await self.guard.amemory_update(state, store, run_config())
-        return _merge(update, memory) or None
+        return await self.guard.astart_run(state, store, run_config()) or None
 
     # ------------------------------------------------------------------ the critic
     def _learn_tools(self, tools: Sequence[Any] | None) -> None:
@@ -232,8 +228,6 @@ class InferActMiddleware(AgentMiddleware):
         if ai is None or not any(c["name"] in self.guard.specs for c in ai.tool_calls):
             return None
         if ai.id is None:  # verdicts are bound to the message id: give it one before the check
-            import uuid
-
             ai.id = f"inferact-{uuid.uuid4()}"
         earlier = list(request.state.get("messages") or [])
         unique = with_unique_call_ids(ai, earlier)
@@ -469,13 +463,6 @@ async def _marked(result: Awaitable[Any]) -> Any:
 async def _ready(value: Any) -> Any:
     """An awaitable of ``value`` (for the async hooks, which return awaitables)."""
     return value
-
-
-def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    merged = {**first, **second}
-    if "messages" in first and "messages" in second:
-        merged["messages"] = [*first["messages"], *second["messages"]]
-    return merged
 
 
 def _extend(response: Any, update: dict[str, Any]) -> Any:

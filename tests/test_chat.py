@@ -282,6 +282,43 @@ def test_memory_is_loaded_for_each_request_of_a_thread(kind):
     _assert_not_in_thread(graph, config)
 
 
+class _CountingStore(InMemoryStore):
+    """An ``InMemoryStore`` that counts its searches (the memory's only read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.searches = 0
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        return super().search(*args, **kwargs)
+
+    async def asearch(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        return await super().asearch(*args, **kwargs)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_store_is_read_once_per_request_never_per_model_call(kind):
+    """docs/chat.md: memory is read at the start of a request, not on each of its model calls."""
+    store = _CountingStore()
+    actor = two_request_actor()  # request 1: three model calls; request 2: two
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9, 0.9]), store=store)
+    for request in (EMAIL, TRANSFER):
+        graph.invoke({"messages": [("user", request)]}, cfg("reads", user_id="alice"))
+    assert len(actor.prompts) == 5 and store.searches == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_the_store_is_read_once_per_request_never_per_model_call_async(kind):
+    store = _CountingStore()
+    actor = two_request_actor()
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.9, 0.9]), store=store)
+    for request in (EMAIL, TRANSFER):
+        await graph.ainvoke({"messages": [("user", request)]}, cfg("reads", user_id="alice"))
+    assert len(actor.prompts) == 5 and store.searches == 2
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_two_users_with_the_same_task_never_see_each_others_feedback(kind):
     store = InMemoryStore()

@@ -514,6 +514,20 @@ def test_review_modes_are_a_literal_checked_at_construction_and_options_are_shar
     assert graph.inferact_guard.options is options
     with pytest.raises(ValueError, match="max_trials"):
         GuardOptions(max_trials=0)
+    # A policy keyword next to options= would be ignored: refused in both constructors.
+    with pytest.raises(ValueError, match=r"not both \(got on_reject=, max_trials= too\)"):
+        InferActMiddleware(
+            critic=ScriptedCritic(scores=[1.0]), options=options, on_reject="end", max_trials=2
+        )
+    with pytest.raises(ValueError, match=r"not both \(got scope= too\)"):
+        with_inferact(
+            build_graph("create_agent", ScriptedChatModel(replies=["hi"]), [search, buy_now]),
+            critic=ScriptedCritic(scores=[1.0]),
+            options=options,
+            scope="thread",
+        )
+    with pytest.raises(TypeError, match="options must be a GuardOptions, got dict"):
+        InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), options={"on_reject": "end"})
 
 
 # ---------------------------------------------------------------------------- signed records
