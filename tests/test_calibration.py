@@ -8,6 +8,7 @@ import math
 import random
 
 import pytest
+from _eval_fakes import eval_args
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
@@ -212,25 +213,18 @@ def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(
         mp.setattr(factory, "build_model", lambda *a, **k: model)
         result = CliRunner().invoke(
             app,
-            [
-                "eval",
-                "--data",
-                str(SHARED_DATA),
-                "--critic",
-                "inferact",
-                "--model",
-                "openai:m",
+            eval_args(
+                SHARED_DATA,
+                out,
                 "--preset",
                 "hotpotqa",
                 "--dev-split",
                 "0.5",
                 "--calibration-cv",
                 "5",
-                "--no-cache",
-                "--no-progress",
-                "--out",
-                str(out),
-            ],
+                critic="inferact",
+                model="openai:m",
+            ),
         )
     assert result.exit_code == 0, result.output
     saved = json.loads((out / "report.json").read_text())["critics"]["inferact"]
