@@ -42,6 +42,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def use_critics(monkeypatch, critics) -> None:
+    """``inferact eval`` runs these critics, whatever --critic and --model say."""
+    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
+    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: critics)
+
+
 # --------------------------------------------------------------------------- fails loudly
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missing_plot(tmp_path):
@@ -79,13 +85,9 @@ def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missin
 def test_some_failed_checks_are_reported_with_the_first_error(tmp_path, monkeypatch):
     scores = {f"q{i}": (0.2 if i % 2 == 0 else 0.8) for i in range(8)}
     critic = TableCritic(scores=scores, fail={"q3"})
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: {"table": critic})
+    use_critics(monkeypatch, {"table": critic})
     data = write_jsonl(tmp_path / "t.jsonl", records(8))
-    result = runner.invoke(
-        app,
-        eval_args(data, tmp_path / "r"),
-    )
+    result = runner.invoke(app, eval_args(data, tmp_path / "r"))
     assert result.exit_code == 0, result.output
     assert "table: 1 of 8 checks failed" in result.output
     assert "r3: CriticParseError: no probability found" in result.output
@@ -178,8 +180,7 @@ def test_paste_lines_are_python_and_name_the_critic_settings():
 def test_eval_prints_a_ready_to_paste_line_per_critic(tmp_path, monkeypatch):
     scores = {f"q{i}": (0.25 if i % 2 == 0 else 0.75) for i in range(12)}
     critic = TableCritic(scores=scores)
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: {"inferact": critic})
+    use_critics(monkeypatch, {"inferact": critic})
     data = write_jsonl(tmp_path / "t.jsonl", records(12))
     result = runner.invoke(
         app,
@@ -233,12 +234,7 @@ def test_piped_output_never_truncates_values():
 
 def test_cli_output_through_a_pipe_is_not_cut(tmp_path, monkeypatch):
     scores = {f"q{i}": 0.1 + 0.07 * i for i in range(12)}
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(
-        factory,
-        "build_critics",
-        lambda *a, **k: {"multistep:product": TableCritic(scores=scores)},
-    )
+    use_critics(monkeypatch, {"multistep:product": TableCritic(scores=scores)})
     data = write_jsonl(tmp_path / "t.jsonl", records(12))
     result = runner.invoke(
         app,
