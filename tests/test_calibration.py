@@ -21,6 +21,7 @@ from inferact_langgraph.calibration import (
 )
 from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, Usage, make_critic
+from inferact_langgraph.errors import InferActError
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
@@ -38,6 +39,8 @@ def test_file_round_trip_and_clear_errors(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"format": "other"}))
     with pytest.raises(CalibrationError, match='expected a JSON object with "format"'):
         Calibration.load(tmp_path / "bad.json")
+    assert issubclass(CalibrationError, InferActError)  # the library's one root (and ValueError)
+    assert issubclass(CalibrationError, ValueError)
     data = iso.to_dict() | {"version": 9}
     with pytest.raises(CalibrationError, match="version 9 is not supported"):
         Calibration.from_dict(data)
