@@ -618,6 +618,25 @@ def _first(pattern: re.Pattern[str], answer: _Answer, *parts: str) -> re.Match[s
     return None
 
 
+def _sided_score(
+    answer: _Answer, positive: bool, stage: str, *parts: str
+) -> tuple[float, float | None]:
+    """A yes/no verdict's score from its stated confidence c, and c (``None`` without one).
+
+    The verdict decides the side of 0.5 and the confidence the distance: ``max(c, 1 - c)`` for
+    a positive verdict, ``min(c, 1 - c)`` for a negative one, 1.0 or 0.0 without a confidence.
+    The first unquoted ``Confidence:`` of ``parts`` counts; one given only quoted fails closed.
+    """
+    match = _first(_CONFIDENCE_RE, answer, *parts)
+    if match is None and answer.quoted and _CONFIDENCE_RE.search(parts[-1]):
+        _only_quoted(answer, "confidence", stage)
+    if match is None:
+        return (1.0 if positive else 0.0), None
+    confidence = parse_probability(match.group(1), raw=answer.raw, stage=stage)
+    score = max(confidence, 1.0 - confidence) if positive else min(confidence, 1.0 - confidence)
+    return round(score, 12), confidence
+
+
 def _only_quoted(answer: _Answer, what: str, stage: str) -> None:
     """Fail closed when every ``what`` of the answer was quoted from the prompt.
 
@@ -673,17 +692,7 @@ def parse_standard(
             stage=stage,
         )
     correct = " ".join(match.group(1).lower().split()) == "correct"
-    conf_match = _first(_CONFIDENCE_RE, answer, head, text)
-    if conf_match is None and answer.quoted and _CONFIDENCE_RE.search(text):
-        _only_quoted(answer, "confidence", stage)
-    confidence = (
-        parse_probability(conf_match.group(1), raw=answer.raw, stage=stage) if conf_match else None
-    )
-    if confidence is None:
-        score = 1.0 if correct else 0.0
-    else:
-        score = max(confidence, 1.0 - confidence) if correct else min(confidence, 1.0 - confidence)
-        score = round(score, 12)
+    score, confidence = _sided_score(answer, correct, stage, head, text)
     completion = _first(_COMPLETION_RE, answer, head)
     completed = None
     if completion:
