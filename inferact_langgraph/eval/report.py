@@ -43,7 +43,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -395,15 +395,13 @@ def _summarise(
         y, [1.0 if f else 0.0 for f in own_flags], threshold=0.5, prices=p if prices else None
     )
     figures = metrics_at(everything, 0.0)  # threshold-free figures of the real scores
-    summary.metrics["own"] = MetricSet(
-        **{  # type: ignore[arg-type]
-            **own.to_dict(),
-            "threshold": None,
-            "auc_pr": figures.auc_pr,
-            "auc_pr_trapezoid": figures.auc_pr_trapezoid,
-            "roc_auc": figures.roc_auc,
-            "ece": figures.ece,
-        }
+    summary.metrics["own"] = replace(
+        own,
+        threshold=None,
+        auc_pr=figures.auc_pr,
+        auc_pr_trapezoid=figures.auc_pr_trapezoid,
+        roc_auc=figures.roc_auc,
+        ece=figures.ece,
     )
     return summary
 
