@@ -105,16 +105,11 @@ def floors():
     return HITLFloor(), InferActFloor()
 
 
-def build(steps: int):
-    from langchain.agents import create_agent
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
+def tools():
+    """The target-2 agent's tools: ``lookup`` (not critical) and ``buy_now`` (critical)."""
     from langchain_core.tools import tool
-    from langgraph.checkpoint.memory import InMemorySaver
 
     from inferact_langgraph import critical
-    from inferact_langgraph._wrap import with_inferact
-    from inferact_langgraph.middleware import InferActMiddleware
-    from inferact_langgraph.testing import ScriptedCritic
 
     @tool
     def lookup(key: str) -> str:
@@ -126,6 +121,20 @@ def build(steps: int):
     def buy_now(asin: str) -> str:
         """Buy a product (critical)."""
         return f"bought {asin}"
+
+    return lookup, buy_now
+
+
+def build(steps: int):
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from inferact_langgraph._wrap import with_inferact
+    from inferact_langgraph.middleware import InferActMiddleware
+    from inferact_langgraph.testing import ScriptedCritic
+
+    lookup, buy_now = tools()
 
     def actor():
         return make_actor(steps)

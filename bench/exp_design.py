@@ -39,7 +39,7 @@ def _interleave(variants: dict, reps: int, mode: str) -> dict[str, list[float]]:
         actor.reset()
         counter[0] += 1
         gc.collect()
-        cfg = {"configurable": {"thread_id": f"exp-{counter[0]}"}, "recursion_limit": 1000}
+        cfg = {"configurable": {"thread_id": f"exp-{counter[0]}"}, "recursion_limit": 10_000}
         inp = {"messages": [("user", "look up the keys")]}
         c0 = time.process_time()
         out = asyncio.run(agent.ainvoke(inp, cfg)) if mode == "async" else agent.invoke(inp, cfg)
@@ -101,7 +101,7 @@ def exp_middleware(reps: int, steps: int = 50) -> dict:
         awrap_model_call = AgentMiddleware.awrap_model_call
 
     agents, actors, _ = bench_offpath.build(steps)
-    tools = list(agents["unwrapped"].builder.nodes["tools"].runnable.tools_by_name.values())
+    tools = list(bench_offpath.tools())
     variants = {"unwrapped": (agents["unwrapped"], actors["unwrapped"]),
                 "InferActMiddleware (now)": (agents["InferActMiddleware"],
                                              actors["InferActMiddleware"])}

@@ -12,41 +12,25 @@ Usage: python bench/exp_offpath_floors.py [--reps 30] [--mode sync|async]
 from __future__ import annotations
 
 import argparse
-import asyncio
-import gc
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_offpath as B
+import exp_design
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     from langchain.agents import create_agent
     from langchain.agents.middleware import AgentMiddleware
-    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
-
-    from inferact_langgraph import critical
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--mode", choices=["sync", "async"], default="sync")
     args = ap.parse_args(argv)
-
-    @tool
-    def lookup(key: str) -> str:
-        """Look something up (not critical)."""
-        return f"value of {key}"
-
-    @critical
-    @tool
-    def buy_now(asin: str) -> str:
-        """Buy a product (critical)."""
-        return f"bought {asin}"
 
     hitl_floor, inferact_floor = B.floors()
     floor = type(inferact_floor)
@@ -62,7 +46,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     class NoState(floor):
         state_schema = AgentMiddleware.state_schema
 
-    variants = {
+    middlewares = {
         "unwrapped": [],
         "HITL's hooks": [hitl_floor],
         "InferActMiddleware's hooks": [inferact_floor],
@@ -70,37 +54,19 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "... without before_agent": [NoBeforeAgent()],
         "... without the state keys": [NoState()],
     }
-    actors = {k: B.make_actor(args.steps) for k in variants}
-    agents = {k: create_agent(actors[k], [lookup, buy_now], checkpointer=InMemorySaver(),
-                              middleware=mw) for k, mw in variants.items()}
-    names = list(agents)
-    cpu: dict[str, list[float]] = {n: [] for n in names}
-    counter = [0]
-
-    def once(name: str) -> None:
-        counter[0] += 1
-        cfg = {"configurable": {"thread_id": f"{name}-{counter[0]}"}, "recursion_limit": 10_000}
-        inp = {"messages": [("user", "look up the keys")]}
-        actors[name].reset()
-        gc.collect()
-        c0 = time.process_time()
-        if args.mode == "async":
-            asyncio.run(agents[name].ainvoke(inp, cfg))
-        else:
-            agents[name].invoke(inp, cfg)
-        cpu[name].append(time.process_time() - c0)
-
-    for name in names:  # warm-up
-        once(name)
-        cpu[name].clear()
-    for rep in range(args.reps):
-        for name in names[rep % len(names):] + names[:rep % len(names)]:
-            once(name)
+    tools = list(B.tools())
+    variants = {}
+    for name, mw in middlewares.items():
+        actor = B.make_actor(args.steps)
+        variants[name] = (create_agent(actor, tools, checkpointer=InMemorySaver(), middleware=mw),
+                          actor)
+    # per repetition: CPU of each variant / CPU of the unwrapped agent, run interleaved
+    vs_unwrapped = exp_design._interleave(variants, args.reps, args.mode)
     out = {}
-    for name in names:
-        base = statistics.median(a / b for a, b in zip(cpu[name], cpu["unwrapped"], strict=True))
+    for name, ratios in vs_unwrapped.items():
+        base = statistics.median(ratios)
         hitl = statistics.median(
-            a / b for a, b in zip(cpu[name], cpu["HITL's hooks"], strict=True))
+            a / b for a, b in zip(ratios, vs_unwrapped["HITL's hooks"], strict=True))
         out[name] = hitl
         print(f"{args.mode} {name:30s} x{base:.3f} of unwrapped, x{hitl:.3f} of HITL's hooks")
     return out

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from inferact_langgraph._redact import redact, url_secrets
-from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.critics import Critic, make_critic
 
 __all__ = ["ModelSetupError", "build_critics", "build_model"]
 
@@ -89,13 +89,6 @@ def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[st
     repeated = sorted({s for s in specs if list(specs).count(s) > 1})
     if repeated:
         raise ModelSetupError(f"critic given more than once: {', '.join(repeated)}")
-    try:
-        from inferact_langgraph.critics import make_critic
-    except ImportError as exc:
-        raise ModelSetupError(
-            "the critics factory (inferact_langgraph.critics.make_critic) is not available in "
-            "this version"
-        ) from exc
     critics: dict[str, Critic] = {}
     for spec in specs:
         try:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -472,6 +472,28 @@ def _label_pairs(answer: _Answer, part: str, stage: str) -> list[tuple[str, floa
     return pairs
 
 
+_PairReader = Callable[[_Answer, str, str], list[tuple[str, float]]]
+
+
+def _option_probs(
+    answer: _Answer, labels: Sequence[str], stage: str, first: _PairReader, then: _PairReader
+) -> tuple[dict[str, float], str]:
+    """The probabilities of the answer before its justification, else of the whole answer.
+
+    In each part ``first``'s format is read, and ``then``'s only when ``first`` found nothing.
+    Returns the probabilities and the part they came from (empty when none was found).
+    """
+    head = _answer_part(answer.text)
+    part = head
+    for part in (head, answer.text) if head != answer.text else (answer.text,):
+        probs = _keep_max(first(answer, part, stage), labels) or _keep_max(
+            then(answer, part, stage), labels
+        )
+        if probs:
+            return probs, part
+    return {}, part
+
+
 def parse_topk(
     text: str, labels: Sequence[str], *, stage: str = "verification", prompt: str | None = None
 ) -> OptionAnswer:
@@ -501,14 +523,7 @@ def parse_topk(
     """
     answer = _prepare(text, stage, prompt)
     text = answer.text
-    head = _answer_part(text)
-    probs: dict[str, float] = {}
-    for part in (head, text) if head != text else (text,):
-        probs = _keep_max(_topk_pairs(answer, part, stage), labels)
-        if not probs:
-            probs = _keep_max(_label_pairs(answer, part, stage), labels)
-        if probs:
-            break
+    probs, _ = _option_probs(answer, labels, stage, _topk_pairs, _label_pairs)
     if not probs:
         raise CriticParseError(
             "no option probability (G1: <label> P1: <prob>) could be parsed from the critic "
@@ -537,15 +552,7 @@ def parse_alfworld(
     """
     answer = _prepare(text, stage, prompt)
     text = answer.text
-    head = _answer_part(text)
-    probs: dict[str, float] = {}
-    part = head
-    for part in (head, text) if head != text else (text,):
-        probs = _keep_max(_label_pairs(answer, part, stage), labels)
-        if not probs:
-            probs = _keep_max(_topk_pairs(answer, part, stage), labels)
-        if probs:
-            break
+    probs, part = _option_probs(answer, labels, stage, _label_pairs, _topk_pairs)
     if not probs:
         raise CriticParseError(
             "no task probability (A: <Completed/Not Completed> P_A: <prob>) could be parsed "
@@ -611,6 +618,25 @@ def _first(pattern: re.Pattern[str], answer: _Answer, *parts: str) -> re.Match[s
     return None
 
 
+def _sided_score(
+    answer: _Answer, positive: bool, stage: str, *parts: str
+) -> tuple[float, float | None]:
+    """A yes/no verdict's score from its stated confidence c, and c (``None`` without one).
+
+    The verdict decides the side of 0.5 and the confidence the distance: ``max(c, 1 - c)`` for
+    a positive verdict, ``min(c, 1 - c)`` for a negative one, 1.0 or 0.0 without a confidence.
+    The first unquoted ``Confidence:`` of ``parts`` counts; one given only quoted fails closed.
+    """
+    match = _first(_CONFIDENCE_RE, answer, *parts)
+    if match is None and answer.quoted and _CONFIDENCE_RE.search(parts[-1]):
+        _only_quoted(answer, "confidence", stage)
+    if match is None:
+        return (1.0 if positive else 0.0), None
+    confidence = parse_probability(match.group(1), raw=answer.raw, stage=stage)
+    score = max(confidence, 1.0 - confidence) if positive else min(confidence, 1.0 - confidence)
+    return round(score, 12), confidence
+
+
 def _only_quoted(answer: _Answer, what: str, stage: str) -> None:
     """Fail closed when every ``what`` of the answer was quoted from the prompt.
 
@@ -666,17 +692,7 @@ def parse_standard(
             stage=stage,
         )
     correct = " ".join(match.group(1).lower().split()) == "correct"
-    conf_match = _first(_CONFIDENCE_RE, answer, head, text)
-    if conf_match is None and answer.quoted and _CONFIDENCE_RE.search(text):
-        _only_quoted(answer, "confidence", stage)
-    confidence = (
-        parse_probability(conf_match.group(1), raw=answer.raw, stage=stage) if conf_match else None
-    )
-    if confidence is None:
-        score = 1.0 if correct else 0.0
-    else:
-        score = max(confidence, 1.0 - confidence) if correct else min(confidence, 1.0 - confidence)
-        score = round(score, 12)
+    score, confidence = _sided_score(answer, correct, stage, head, text)
     completion = _first(_COMPLETION_RE, answer, head)
     completed = None
     if completion:

@@ -37,7 +37,7 @@ NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*%?|[-+]?(?:nan|inf(?:
 
 # Separators the parsers accept, and their neutralised (full-width) forms, which they do not.
 _NEUTRAL = {":": "：", "=": "＝", "-": "－", "–": "－"}
-_SEP = "[:=：＝－-]"
+_ASCII_SEP = re.compile("[:=\\-–]")
 _COLON = "[:：]"
 _GAP = r"\s*\**\s*"
 
@@ -119,7 +119,7 @@ def neutralise(text: str) -> str:
     pos = 0
     for match in marker_spans(text):
         gap = match.group(2)
-        sep = re.search("[:=\\-–]", gap)
+        sep = _ASCII_SEP.search(gap)
         if sep is not None:
             gap = gap[: sep.start()] + _NEUTRAL[sep.group(0)] + gap[sep.end() :]
         elif not _NEUTRAL_SEP.search(gap):

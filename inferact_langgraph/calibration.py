@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from inferact_langgraph.errors import InferActError
+
 __all__ = [
     "METHODS",
     "Calibration",
@@ -54,7 +56,7 @@ _TIE_BREAK = 1e-6
 _ISOTONIC_MARGIN = 1e-3
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InferActError, ValueError):
     """A calibration file or fit input is not usable; the message says what was expected."""
 
 

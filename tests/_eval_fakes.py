@@ -133,3 +133,21 @@ def paper_judge(messages) -> str:
         return steps + "\nJustification: scripted."
     verdict = "Correct" if p >= 0.5 else "Incorrect"  # standard evaluation (and its samples)
     return f"The answer is: {verdict}\nConfidence: {max(p, 1 - p):.2f}\nJustification: scripted."
+
+
+def eval_args(data, out, *extra, critic="standard", model="m") -> list[str]:
+    """``inferact eval`` arguments: one critic, no cache, no progress bar, the report in ``out``."""
+    return [
+        "eval",
+        "--data",
+        str(data),
+        "--critic",
+        critic,
+        "--model",
+        model,
+        "--no-cache",
+        "--no-progress",
+        "--out",
+        str(out),
+        *extra,
+    ]

@@ -21,6 +21,7 @@ import bench_offpath  # noqa: E402
 import bench_prompt_tokens  # noqa: E402
 import bench_resume  # noqa: E402
 import exp_design  # noqa: E402
+import exp_offpath_floors  # noqa: E402
 
 
 def test_prompt_kinds_are_recognised():
@@ -98,3 +99,11 @@ def test_design_experiments_smoke():
     cc = r["direct"]["concurrency"]
     assert cc["mem"]["now"] > 0 and cc["mem"]["direct"] > 0
     assert all(x > 1.0 for x in r["direct"]["latency"][0.01]["direct"])
+
+
+def test_offpath_floors_smoke():
+    r = exp_offpath_floors.main(["--reps", "2", "--steps", "3"])
+    assert set(r) == {"unwrapped", "HITL's hooks", "InferActMiddleware's hooks",
+                      "... without wrap_model_call", "... without before_agent",
+                      "... without the state keys"}
+    assert r["HITL's hooks"] == 1.0 and all(x > 0 for x in r.values())

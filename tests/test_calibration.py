@@ -8,6 +8,7 @@ import math
 import random
 
 import pytest
+from _eval_fakes import eval_args
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
@@ -20,6 +21,7 @@ from inferact_langgraph.calibration import (
 )
 from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, Usage, make_critic
+from inferact_langgraph.errors import InferActError
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
@@ -37,6 +39,8 @@ def test_file_round_trip_and_clear_errors(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"format": "other"}))
     with pytest.raises(CalibrationError, match='expected a JSON object with "format"'):
         Calibration.load(tmp_path / "bad.json")
+    assert issubclass(CalibrationError, InferActError)  # the library's one root (and ValueError)
+    assert issubclass(CalibrationError, ValueError)
     data = iso.to_dict() | {"version": 9}
     with pytest.raises(CalibrationError, match="version 9 is not supported"):
         Calibration.from_dict(data)
@@ -212,25 +216,18 @@ def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(
         mp.setattr(factory, "build_model", lambda *a, **k: model)
         result = CliRunner().invoke(
             app,
-            [
-                "eval",
-                "--data",
-                str(SHARED_DATA),
-                "--critic",
-                "inferact",
-                "--model",
-                "openai:m",
+            eval_args(
+                SHARED_DATA,
+                out,
                 "--preset",
                 "hotpotqa",
                 "--dev-split",
                 "0.5",
                 "--calibration-cv",
                 "5",
-                "--no-cache",
-                "--no-progress",
-                "--out",
-                str(out),
-            ],
+                critic="inferact",
+                model="openai:m",
+            ),
         )
     assert result.exit_code == 0, result.output
     saved = json.loads((out / "report.json").read_text())["critics"]["inferact"]

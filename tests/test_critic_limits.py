@@ -10,14 +10,9 @@ import uuid
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
+from critic_support import buying_agent
 
 from inferact_langgraph import _factory as factory
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.critics import (
     Critic,
     InferActCritic,
@@ -66,27 +61,7 @@ def test_valid_scores_pass(score: float) -> None:
 
 @pytest.mark.parametrize("score", [7.0, math.inf, math.nan])
 def test_guard_reviews_a_call_whose_critic_gave_a_bad_score(score: float) -> None:
-    bought: list[str] = []
-
-    @critical
-    @tool
-    def buy_now(asin: str) -> str:
-        """Buy a product (irreversible)."""
-        bought.append(asin)
-        return "bought"
-
-    def actor(messages: list) -> AIMessage:
-        mid = f"ai-{uuid.uuid4().hex}"
-        if not any(isinstance(m, ToolMessage) for m in messages):
-            call = {"name": "buy_now", "args": {"asin": "B01"}, "id": "b1"}
-            return AIMessage("", id=mid, tool_calls=[call])
-        return AIMessage("Done.", id=mid)
-
-    graph = with_inferact(
-        create_agent(ScriptedChatModel(responder=actor), [buy_now]),
-        critic=Fixed(score),
-        checkpointer=InMemorySaver(),
-    )
+    graph, bought = buying_agent(Fixed(score))
     out = graph.invoke(
         {"messages": [("user", "buy a red mug")]},
         {"configurable": {"thread_id": uuid.uuid4().hex}},

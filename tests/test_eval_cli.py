@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _eval_fakes import paper_judge, records, write_jsonl
+from _eval_fakes import eval_args, paper_judge, records, write_jsonl
 from typer.testing import CliRunner
 
 from inferact_langgraph import _factory as factory
@@ -116,23 +116,15 @@ def test_base_url_and_key_are_passed_and_the_key_is_not_reported(tmp_path, scrip
     data = write_jsonl(tmp_path / "t.jsonl", records(4))
     result = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "standard",
-            "--model",
-            "openai:llama3",
+        eval_args(
+            data,
+            tmp_path / "r",
             "--base-url",
             "http://h:8000/v1",
             "--api-key",
             "sk-very-secret",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-        ],
+            model="openai:llama3",
+        ),
     )
     assert result.exit_code == 0, result.output
     assert SEEN == {
@@ -148,19 +140,7 @@ def test_bad_records_are_listed_or_fatal(tmp_path, scripted):
     data = write_jsonl(tmp_path / "t.jsonl", [*recs[:3], "{oops", *recs[3:]])
     ok = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "standard",
-            "--model",
-            "m",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-        ],
+        eval_args(data, tmp_path / "r"),
     )
     assert ok.exit_code == 0, ok.output
     assert "line 4: invalid JSON" in ok.output
@@ -170,21 +150,7 @@ def test_bad_records_are_listed_or_fatal(tmp_path, scripted):
     ]
     fail = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "standard",
-            "--model",
-            "m",
-            "--no-cache",
-            "--no-progress",
-            "--on-bad-record",
-            "fail",
-            "--out",
-            str(tmp_path / "r2"),
-        ],
+        eval_args(data, tmp_path / "r2", "--on-bad-record", "fail"),
     )
     assert fail.exit_code == 1
     assert "line 4" in fail.output and "invalid JSON" in fail.output
@@ -273,9 +239,20 @@ def test_max_tokens_reaches_the_model(monkeypatch, tmp_path):
     monkeypatch.setattr(model_factory, "build_model", spy)
     data = tmp_path / "d.jsonl"
     data.write_text('{"task": "t", "steps": [{"action": "Finish[x]"}], "label": "correct"}\n')
-    CliRunner().invoke(app, ["eval", "--data", str(data), "--critic", "standard",
-                             "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
-                             "--max-tokens", "64", "--no-progress", "--no-cache",
-                             "--timeout", "0.5", "--max-retries", "0",
-                             "--out", str(tmp_path / "r")])
+    CliRunner().invoke(
+        app,
+        eval_args(
+            data,
+            tmp_path / "r",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--max-tokens",
+            "64",
+            "--timeout",
+            "0.5",
+            "--max-retries",
+            "0",
+            model="openai:m",
+        ),
+    )
     assert seen.get("max_tokens") == 64

@@ -10,7 +10,7 @@ import random
 import socket
 
 import pytest
-from _eval_fakes import TableCritic, records, write_jsonl
+from _eval_fakes import TableCritic, eval_args, records, write_jsonl
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -42,6 +42,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def use_critics(monkeypatch, critics) -> None:
+    """``inferact eval`` runs these critics, whatever --critic and --model say."""
+    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
+    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: critics)
+
+
 # --------------------------------------------------------------------------- fails loudly
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missing_plot(tmp_path):
@@ -52,14 +58,9 @@ def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missin
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     result = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "standard",
-            "--model",
-            "openai:m",
+        eval_args(
+            data,
+            out,
             "--base-url",
             url,
             "--api-key",
@@ -68,11 +69,8 @@ def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missin
             "0",
             "--timeout",
             "5",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(out),
-        ],
+            model="openai:m",
+        ),
     )
     assert result.exit_code == 1, result.output
     assert "every check of critic 'standard' failed (4 of 4)" in result.output
@@ -87,25 +85,9 @@ def test_endpoint_down_exits_non_zero_prints_the_first_error_and_names_no_missin
 def test_some_failed_checks_are_reported_with_the_first_error(tmp_path, monkeypatch):
     scores = {f"q{i}": (0.2 if i % 2 == 0 else 0.8) for i in range(8)}
     critic = TableCritic(scores=scores, fail={"q3"})
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: {"table": critic})
+    use_critics(monkeypatch, {"table": critic})
     data = write_jsonl(tmp_path / "t.jsonl", records(8))
-    result = runner.invoke(
-        app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "standard",
-            "--model",
-            "m",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-        ],
-    )
+    result = runner.invoke(app, eval_args(data, tmp_path / "r"))
     assert result.exit_code == 0, result.output
     assert "table: 1 of 8 checks failed" in result.output
     assert "r3: CriticParseError: no probability found" in result.output
@@ -198,28 +180,20 @@ def test_paste_lines_are_python_and_name_the_critic_settings():
 def test_eval_prints_a_ready_to_paste_line_per_critic(tmp_path, monkeypatch):
     scores = {f"q{i}": (0.25 if i % 2 == 0 else 0.75) for i in range(12)}
     critic = TableCritic(scores=scores)
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(factory, "build_critics", lambda *a, **k: {"inferact": critic})
+    use_critics(monkeypatch, {"inferact": critic})
     data = write_jsonl(tmp_path / "t.jsonl", records(12))
     result = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "inferact",
-            "--model",
-            "openai:m",
+        eval_args(
+            data,
+            tmp_path / "r",
             "--preset",
             "hotpotqa",
             "--dev-split",
             "0.5",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-        ],
+            critic="inferact",
+            model="openai:m",
+        ),
     )
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "r" / "report.json").read_text())
@@ -260,28 +234,11 @@ def test_piped_output_never_truncates_values():
 
 def test_cli_output_through_a_pipe_is_not_cut(tmp_path, monkeypatch):
     scores = {f"q{i}": 0.1 + 0.07 * i for i in range(12)}
-    monkeypatch.setattr(factory, "build_model", lambda *a, **k: None)
-    monkeypatch.setattr(
-        factory,
-        "build_critics",
-        lambda *a, **k: {"multistep:product": TableCritic(scores=scores)},
-    )
+    use_critics(monkeypatch, {"multistep:product": TableCritic(scores=scores)})
     data = write_jsonl(tmp_path / "t.jsonl", records(12))
     result = runner.invoke(
         app,
-        [
-            "eval",
-            "--data",
-            str(data),
-            "--critic",
-            "multistep:product",
-            "--model",
-            "m",
-            "--no-cache",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "r"),
-        ],
+        eval_args(data, tmp_path / "r", critic="multistep:product"),
     )
     assert result.exit_code == 0, result.output
     assert "…" not in result.output
@@ -366,27 +323,20 @@ def test_eval_cost_options_pick_the_dev_threshold_and_print_it_ready_to_paste(tm
     def build(*a, **k):
         return model
 
-    args = [
-        "eval",
-        "--data",
-        str(SHARED_DATA),
-        "--critic",
-        "inferact",
-        "--model",
-        "openai:m",
+    args = eval_args(
+        SHARED_DATA,
+        tmp_path / "r",
         "--preset",
         "hotpotqa",
         "--dev-split",
         "0.5",
-        "--no-cache",
-        "--no-progress",
         "--cost-missed",
         "10",
         "--cost-review",
         "1",
-        "--out",
-        str(tmp_path / "r"),
-    ]
+        critic="inferact",
+        model="openai:m",
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(factory, "build_model", build)
         result = runner.invoke(app, args)
@@ -410,7 +360,19 @@ def test_eval_cost_options_pick_the_dev_threshold_and_print_it_ready_to_paste(tm
     assert line in result.output.splitlines()
     assert "lowest expected cost on the dev part" in result.output
     assert make_critic("inferact", model=None, threshold=direct.critic_threshold)
-    half = runner.invoke(app, [*args[:-7], "--cost-missed", "10", "--out", str(tmp_path / "x")])
+    half = runner.invoke(
+        app,
+        eval_args(
+            SHARED_DATA,
+            tmp_path / "x",
+            "--preset",
+            "hotpotqa",
+            "--cost-missed",
+            "10",
+            critic="inferact",
+            model="openai:m",
+        ),
+    )
     assert half.exit_code == 2
     assert "give both --cost-missed and --cost-review" in " ".join(
         half.output.replace("│", " ").split()

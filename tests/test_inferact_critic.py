@@ -31,6 +31,23 @@ def shown_options(prompt: str) -> list[tuple[str, str]]:
     return re.findall(r"^([A-Z])\. (.+)$", tail, re.MULTILINE)
 
 
+def order_of(prompt: str) -> str:
+    """Which option order a verification prompt shows (original: the first inferred task first)."""
+    return "original" if shown_options(prompt)[0][1] == INFERRED[0] else "reversed"
+
+
+def answering(answers: dict[str, str]):
+    """A fake critic model: infers ``INFERRED``, answers each option order from ``answers``."""
+
+    def respond(messages):
+        prompt = prompt_text(messages)
+        if is_inference(prompt):
+            return "A. buy a blue mug B. buy a frying pan C. buy a tea cup"
+        return answers[order_of(prompt)]
+
+    return respond
+
+
 def judge(probs: dict[str, float], *, tasks=INFERRED, fmt: str = "topk"):
     """A fake critic model: infers ``tasks``, rates options by their *text* via ``probs``."""
 
@@ -69,11 +86,7 @@ def verification_prompts(model: ScriptedChatModel) -> dict[str, str]:
     """The two verification prompts keyed by order (original: first option is inferred)."""
     prompts = [prompt_text(p) for p in model.prompts if not is_inference(prompt_text(p))]
     assert len(prompts) == 2
-    out = {}
-    for p in prompts:
-        first = shown_options(p)[0][1]
-        out["original" if first == INFERRED[0] else "reversed"] = p
-    return out
+    return {order_of(p): p for p in prompts}
 
 
 # ------------------------------------------------------------------ the method
@@ -117,14 +130,7 @@ async def test_averaging_counts_a_missing_option_as_zero_in_that_order():
         "reversed": "G1: A P1: 0.6",
     }
 
-    def respond(messages):
-        prompt = prompt_text(messages)
-        if is_inference(prompt):
-            return "A. buy a blue mug B. buy a frying pan C. buy a tea cup"
-        first = shown_options(prompt)[0][1]
-        return answers["original" if first == INFERRED[0] else "reversed"]
-
-    verdict = await InferActCritic(model=ScriptedChatModel(responder=respond)).aevaluate(
+    verdict = await InferActCritic(model=ScriptedChatModel(responder=answering(answers))).aevaluate(
         trajectory()
     )
     assert verdict.score == pytest.approx(0.4)  # (0.8 + 0) / 2
@@ -422,14 +428,7 @@ async def test_order_probs_keep_both_orders_by_original_label():
         "reversed": "G1: A P1: 0.6\nG2: B P2: 0.2",  # reversed A = original E, B = D
     }
 
-    def respond(messages):
-        prompt = prompt_text(messages)
-        if is_inference(prompt):
-            return "A. buy a blue mug B. buy a frying pan C. buy a tea cup"
-        first = shown_options(prompt)[0][1]
-        return answers["original" if first == INFERRED[0] else "reversed"]
-
-    verdict = await InferActCritic(model=ScriptedChatModel(responder=respond)).aevaluate(
+    verdict = await InferActCritic(model=ScriptedChatModel(responder=answering(answers))).aevaluate(
         trajectory()
     )
     assert verdict.order_probs == {

@@ -12,20 +12,14 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
+from critic_support import buying_agent
 from langgraph.types import Command
 from typer.testing import CliRunner
 
-from inferact_langgraph._critical import critical
 from inferact_langgraph._factory import build_model
-from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.cli import app
 from inferact_langgraph.critics import InferActCritic
 from inferact_langgraph.errors import CriticModelError
-from inferact_langgraph.testing import ScriptedChatModel
 from inferact_langgraph.trajectory import Step, Trajectory
 
 pytestmark = [
@@ -105,27 +99,7 @@ def test_a_401_that_echoes_the_key_leaves_no_secret_in_the_error(server, passwor
 
 
 def test_the_review_payload_audit_and_log_hold_no_secret(server, caplog) -> None:
-    bought: list[str] = []
-
-    @critical
-    @tool
-    def buy_now(asin: str) -> str:
-        """Buy a product (irreversible)."""
-        bought.append(asin)
-        return "bought"
-
-    def actor(messages: list) -> AIMessage:
-        mid = f"ai-{uuid.uuid4().hex}"
-        if not any(isinstance(m, ToolMessage) for m in messages):
-            call = {"name": "buy_now", "args": {"asin": "B01"}, "id": "b1"}
-            return AIMessage("", id=mid, tool_calls=[call])
-        return AIMessage("Done.", id=mid)
-
-    graph = with_inferact(
-        create_agent(ScriptedChatModel(responder=actor), [buy_now]),
-        critic=InferActCritic(model=_model(server, password=True)),
-        checkpointer=InMemorySaver(),
-    )
+    graph, bought = buying_agent(InferActCritic(model=_model(server, password=True)))
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     # our log (httpx's own INFO line names the URL as given: not ours to rewrite)
     with caplog.at_level(logging.DEBUG, logger="inferact_langgraph"):

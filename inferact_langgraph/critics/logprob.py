@@ -51,13 +51,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from inferact_langgraph._parsing import (
-    _NUMBER,
     _first,
-    _only_quoted,
     _prepare,
+    _sided_score,
     extract_justification,
     parse_inferred_tasks,
-    parse_probability,
 )
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict, _text, _usage_of
 from inferact_langgraph.errors import CriticError, CriticParseError
@@ -108,9 +106,6 @@ _LEADING_RE = re.compile(
     r"^\s*\**\s*(?:[(\[<\"']\s*)?"
     r"(?:(A|B)[ \t]*[)\]>\"']?[ \t]*[.:]?[ \t]*(?:\n|$|(?:true|false)\b)|(true|false)\b)",
     re.IGNORECASE,
-)
-_CONFIDENCE_RE = re.compile(
-    r"confidence\s*\**\s*[:=]?\s*\**\s*<?\s*(" + _NUMBER + ")", re.IGNORECASE
 )
 
 
@@ -251,15 +246,7 @@ def parse_entailment(
             stage=stage,
         )
     entails = _side(next(g for g in match.groups() if g))
-    conf = _first(_CONFIDENCE_RE, answer, text)
-    if conf is None and answer.quoted and _CONFIDENCE_RE.search(text):
-        _only_quoted(answer, "confidence", stage)
-    confidence = parse_probability(conf.group(1), raw=text, stage=stage) if conf else None
-    if confidence is None:
-        p_true = 1.0 if entails else 0.0
-    else:
-        p_true = max(confidence, 1.0 - confidence) if entails else min(confidence, 1.0 - confidence)
-        p_true = round(p_true, 12)
+    p_true, confidence = _sided_score(answer, bool(entails), stage, text)
     detail = f"answer={'A' if entails else 'B'} confidence={confidence}"
     return EntailmentScore(p_true, "verbalized", detail)
 

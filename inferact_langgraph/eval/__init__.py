@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -216,31 +217,23 @@ async def aevaluate_critics(
         progress=progress,
         limit=limit,
     )
-    try:
-        await runner.arun(dataset.items)
-    except asyncio.CancelledError:
-        if out is not None:
-            _finish(
-                dataset,
-                runner,
-                dev_split=dev_split,
-                seed=seed,
-                meta=meta,
-                out=out,
-                interrupted=True,
-                figures=figures,
-            )
-        raise
-    return _finish(
+    finish = functools.partial(
+        _finish,
         dataset,
         runner,
         dev_split=dev_split,
         seed=seed,
         meta=meta,
         out=out,
-        interrupted=False,
         figures=figures,
     )
+    try:
+        await runner.arun(dataset.items)
+    except asyncio.CancelledError:
+        if out is not None:
+            finish(interrupted=True)
+        raise
+    return finish(interrupted=False)
 
 
 def evaluate_critics(

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.errors import DatasetError, InferActError
 from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
@@ -93,7 +94,7 @@ class LabelledTrajectory:
     trajectory: Trajectory
     label: int
     price: float | None = None
-    risk: str | None = None
+    risk: RiskLevel | None = None
     line: int | None = None
 
     @cached_property

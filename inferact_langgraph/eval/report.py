@@ -43,7 +43,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -395,15 +395,13 @@ def _summarise(
         y, [1.0 if f else 0.0 for f in own_flags], threshold=0.5, prices=p if prices else None
     )
     figures = metrics_at(everything, 0.0)  # threshold-free figures of the real scores
-    summary.metrics["own"] = MetricSet(
-        **{  # type: ignore[arg-type]
-            **own.to_dict(),
-            "threshold": None,
-            "auc_pr": figures.auc_pr,
-            "auc_pr_trapezoid": figures.auc_pr_trapezoid,
-            "roc_auc": figures.roc_auc,
-            "ece": figures.ece,
-        }
+    summary.metrics["own"] = replace(
+        own,
+        threshold=None,
+        auc_pr=figures.auc_pr,
+        auc_pr_trapezoid=figures.auc_pr_trapezoid,
+        roc_auc=figures.roc_auc,
+        ece=figures.ece,
     )
     return summary
 
@@ -886,75 +884,8 @@ def render_tables(report: EvalReport, console: Any = None) -> None:
     _render_calibration(report, console, table)
     _render_costs(report, console, table)
 
-    with_steps = {n: s for n, s in report.critics.items() if s.aggregations}
-    if with_steps:
-        agg = table(
-            "Multi-step aggregations (Appendix D), in %",
-            ("critic", "aggregation", "protocol", "F1", "AUC-PR", "Rec", "Prec", "threshold"),
-            ("critic", "aggregation", "protocol"),
-        )
-        for name, summary in with_steps.items():
-            for how, sub in summary.aggregations.items():
-                protocol = _main_protocol(sub)
-                m = sub.metrics.get(protocol)
-                choice = sub.thresholds.get(_SHOWN_THRESHOLD[protocol])
-                agg.add_row(
-                    name,
-                    how,
-                    SHORT_PROTOCOLS[protocol],
-                    *(
-                        ("—",) * 4
-                        if m is None
-                        else (_pct(m.f1), _pct(m.auc_pr), _pct(m.recall), _pct(m.precision))
-                    ),
-                    _fmt_threshold(choice.critic_threshold if choice else None),
-                )
-        console.print(agg)
-
-    usage = table(
-        "Cost of the critics",
-        (
-            "critic",
-            "checked",
-            "errors",
-            "cached",
-            "calls",
-            "calls/traj",
-            "prompt tok/traj",
-            "output tok/traj",
-        ),
-        ("critic",),
-    )
-    priced = any(s.dollars is not None for s in report.critics.values())
-    if priced:
-        usage.add_column("$ total", justify="right", overflow="fold")
-        usage.add_column("$/traj", justify="right", overflow="fold")
-    for name, s in report.critics.items():
-        per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
-        dollars = []
-        if priced:
-            dollars = (
-                ["—", "—"]
-                if s.dollars is None
-                else [f"{s.dollars:.4f}", f"{s.dollars / s.scored:.5f}" if s.scored else "—"]
-            )
-        usage.add_row(
-            name,
-            str(s.checked),
-            str(s.errors),
-            str(s.cached),
-            str(s.model_calls),
-            *("—" if v is None else f"{v:.1f}" for v in per.values()),
-            *dollars,
-        )
-    console.print(usage)
-    if priced:
-        console.print(
-            f"[dim]$: list prices of {report.meta.get('model')} from langchain-community's "
-            "OpenAI price table, for every verdict's tokens (cached ones included: the cost "
-            "of a fresh run); tokens as the model reported them, else estimated at four "
-            "characters a token.[/dim]"
-        )
+    _render_aggregations(report, console, table)
+    _render_usage(report, console, table)
     _render_paste_lines(report, console)
     for name, s in report.critics.items():
         for note in s.notes:
@@ -1130,6 +1061,81 @@ def _cv_notes(report: EvalReport) -> list[str]:
             f"{100 * w['share_at_or_under_observed']:.0f}th percentile."
         )
     return notes
+
+
+def _render_aggregations(report: EvalReport, console: Any, table: Any) -> None:
+    with_steps = {n: s for n, s in report.critics.items() if s.aggregations}
+    if not with_steps:
+        return
+    agg = table(
+        "Multi-step aggregations (Appendix D), in %",
+        ("critic", "aggregation", "protocol", "F1", "AUC-PR", "Rec", "Prec", "threshold"),
+        ("critic", "aggregation", "protocol"),
+    )
+    for name, summary in with_steps.items():
+        for how, sub in summary.aggregations.items():
+            protocol = _main_protocol(sub)
+            m = sub.metrics.get(protocol)
+            choice = sub.thresholds.get(_SHOWN_THRESHOLD[protocol])
+            agg.add_row(
+                name,
+                how,
+                SHORT_PROTOCOLS[protocol],
+                *(
+                    ("—",) * 4
+                    if m is None
+                    else (_pct(m.f1), _pct(m.auc_pr), _pct(m.recall), _pct(m.precision))
+                ),
+                _fmt_threshold(choice.critic_threshold if choice else None),
+            )
+    console.print(agg)
+
+
+def _render_usage(report: EvalReport, console: Any, table: Any) -> None:
+    usage = table(
+        "Cost of the critics",
+        (
+            "critic",
+            "checked",
+            "errors",
+            "cached",
+            "calls",
+            "calls/traj",
+            "prompt tok/traj",
+            "output tok/traj",
+        ),
+        ("critic",),
+    )
+    priced = any(s.dollars is not None for s in report.critics.values())
+    if priced:
+        usage.add_column("$ total", justify="right", overflow="fold")
+        usage.add_column("$/traj", justify="right", overflow="fold")
+    for name, s in report.critics.items():
+        per = {k: s.per_trajectory(k) for k in ("model_calls", "input_tokens", "output_tokens")}
+        dollars = []
+        if priced:
+            dollars = (
+                ["—", "—"]
+                if s.dollars is None
+                else [f"{s.dollars:.4f}", f"{s.dollars / s.scored:.5f}" if s.scored else "—"]
+            )
+        usage.add_row(
+            name,
+            str(s.checked),
+            str(s.errors),
+            str(s.cached),
+            str(s.model_calls),
+            *("—" if v is None else f"{v:.1f}" for v in per.values()),
+            *dollars,
+        )
+    console.print(usage)
+    if priced:
+        console.print(
+            f"[dim]$: list prices of {report.meta.get('model')} from langchain-community's "
+            "OpenAI price table, for every verdict's tokens (cached ones included: the cost "
+            "of a fresh run); tokens as the model reported them, else estimated at four "
+            "characters a token.[/dim]"
+        )
 
 
 def _render_costs(report: EvalReport, console: Any, table: Any) -> None:

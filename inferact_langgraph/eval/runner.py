@@ -67,7 +67,7 @@ def cache_key(
             mid-run).
     """
     keyer = keyer if keyer is not None else CachedCritic(critic)
-    return keyer.key(item.trajectory, item.risk)  # type: ignore[arg-type]
+    return keyer.key(item.trajectory, item.risk)
 
 
 @dataclass
@@ -227,7 +227,7 @@ class EvalRunner:
             async with semaphore:
                 started = time.perf_counter()
                 try:
-                    verdict = await critic.aevaluate(item.trajectory, risk=item.risk)  # type: ignore[arg-type]
+                    verdict = await critic.aevaluate(item.trajectory, risk=item.risk)
                 except Exception as exc:  # noqa: BLE001 - recorded per trajectory, not fatal
                     outcome = Outcome(
                         name,

@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -295,7 +296,7 @@ def get_preset(name: str | Preset) -> Preset:
         raise ValueError(f"unknown preset {name!r}; valid presets: {valid}") from None
 
 
-register_preset(
+_GENERIC = register_preset(
     Preset(
         name="generic",
         inference=generic.INFERENCE,
@@ -310,15 +311,12 @@ register_preset(
     )
 )
 register_preset(
-    Preset(
+    dataclasses.replace(
+        _GENERIC,
         name="generic-completion",
-        inference=generic.INFERENCE,
         verification=generic.COMPLETION_VERIFICATION,
         standard=generic.COMPLETION_STANDARD,
         multistep=generic.COMPLETION_MULTISTEP,
-        risk=risk.GENERIC,
-        feedback=feedback.GENERIC,
-        masker=_remove_task_text(),
         description="Version 0.1's generic wording: is the task fulfilled by the trajectory "
         "(completion)? Kept to measure against 'generic'.",
     )
