@@ -309,7 +309,8 @@ def test_the_mark_survives_the_checkpoint_and_a_later_turn(kind):
     out = again.invoke({"messages": [{"role": "user", "content": PAY}]}, cfg())
     assert "__interrupt__" in out and EFFECTS == []
     (request,) = out["__interrupt__"][0].value["action_requests"]
-    assert request["inferact"]["task"] == PAY
+    # The rejected transfer did not finish the request: the user's words continue it.
+    assert request["inferact"]["task"] == f"{REQUEST}\n{PAY}"
     humans = [m for m in again.get_state(cfg()).values["messages"] if isinstance(m, HumanMessage)]
     assert [(m.content, is_tool_added(m)) for m in humans] == [
         (REQUEST, False), (INJECTION, True), (PAY, False)
@@ -408,7 +409,7 @@ def test_the_locator_rule_on_hand_built_threads():
     assert TaskLocator().task({"messages": claims}) == REQUEST
     # A human message after an AI call nobody answered is the user's (they typed instead).
     typed = [HumanMessage(REQUEST, id="h1"), ai, HumanMessage("never mind", id="h2")]
-    assert TaskLocator().task({"messages": typed}) == "never mind"
+    assert TaskLocator().task({"messages": typed}) == f"{REQUEST}\nnever mind"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -972,16 +973,21 @@ def attacked_threads(draw: Any) -> tuple[list[Any], list[str]]:
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(attacked_threads())
 def test_only_the_users_requests_are_ever_the_task(thread):
-    """Whatever tools add, wherever they put it: t* is the user's newest request (request
-    scope) or the user's requests (thread scope), and S starts at the user's newest request."""
+    """Whatever tools add, wherever they put it: t* is made of the user's messages only (the
+    current request's, ending with the newest), the thread scope lists them all, and S starts
+    at the current request's first message."""
     messages, requests = thread
     state = {"messages": messages}
-    assert TaskLocator().requests(state) == requests
-    assert TaskLocator().task(state) == requests[-1]
+    grouped = TaskLocator().requests(state)
+    assert "\n".join(grouped) == "\n".join(requests)  # every user message, nothing else
+    task = TaskLocator().task(state)
+    assert task == grouped[-1] and task.split("\n")[-1] == requests[-1]
+    current = task.split("\n")
+    assert current == requests[len(requests) - len(current) :]  # a suffix of the user's messages
     thread_task = TaskLocator(scope="thread").task(state)
     assert "EVIL" not in thread_task and all(r in thread_task for r in requests)
-    newest = next(i for i, m in enumerate(messages) if m.id == f"u{len(requests) - 1}")
-    assert TaskLocator().start(messages) == newest
+    first = next(i for i, m in enumerate(messages) if m.id == f"u{len(requests) - len(current)}")
+    assert TaskLocator().start(messages) == first
 
 
 @pytest.mark.parametrize("kind", KINDS)
