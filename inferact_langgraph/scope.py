@@ -275,7 +275,7 @@ class TaskLocator:
         return ["\n".join(texts) for texts in grouped]
 
     def start(self, messages: Sequence[BaseMessage]) -> int:
-        """Where the window starts: the current request's first message (thread scope: the first)."""
+        """Where the window starts: the current request's first message (thread: the first)."""
         starts = request_start_positions(messages, self.critical_tools)
         if not starts:
             return 0
