@@ -64,6 +64,7 @@ from inferact_langgraph._options import (
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
+from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
@@ -99,10 +100,12 @@ class InferActMiddleware(AgentMiddleware):
         preset: InferAct's prompt preset when built from ``model``.
         cache: ``True`` (in memory) or a verdict store: identical pending calls are not
             checked twice.
-        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
-            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
-            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
-            it to that critic instead (``make_critic(..., calibration=...)``).
+        calibration: With ``model``: ``"default"`` (the calibration shipped for the preset,
+            fitted on a capable model's answers: docs/quality.md), a
+            :class:`~inferact_langgraph.calibration.Calibration` or the path of its file
+            (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track),
+            so ``threshold`` is a probability; ``None`` for the raw score. With ``critic=``,
+            give it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical, or names mapped to specs; tools marked
             with ``@critical`` are found by themselves.
         on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
@@ -146,7 +149,7 @@ class InferActMiddleware(AgentMiddleware):
         threshold: float | None = None,
         preset: str = "generic",
         cache: Any = None,
-        calibration: Any = None,
+        calibration: Any = DEFAULT_CALIBRATION,
         critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
         on_critic_error: OnCriticError = "interrupt",
         on_reject: OnReject = "continue",

@@ -759,15 +759,17 @@ def paste_line(
 ) -> str:
     """The ``with_inferact(...)`` line that deploys critic ``name`` at ``threshold``.
 
-    ``threshold`` is in the critic's own direction (flag when ``score < threshold``).
+    ``threshold`` is in the critic's own direction (flag when ``score < threshold``), on the
+    raw score the evaluation measured (``calibration=None``) unless ``calibration_file`` maps
+    it.
 
     Example:
-        >>> paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"})
-        'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", threshold=0.55)'
+        >>> print(paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"}))
+        with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", calibration=None, ...
         >>> paste_line("inferact", 0.4, {"model": "m"}, calibration_file="r/inferact.json")
         'with_inferact(graph, model="m", calibration="r/inferact.json", threshold=0.4)'
-        >>> paste_line("standard", 0.3, {"model": "m"})
-        'with_inferact(graph, critic=make_critic("standard", model="m", threshold=0.3))'
+        >>> print(paste_line("standard", 0.3, {"model": "m"}))
+        with_inferact(graph, critic=make_critic("standard", model="m", calibration=None, ...
     """
     meta = meta or {}
     model_name = str(meta.get("model") or "<your critic model>")
@@ -782,6 +784,8 @@ def paste_line(
         options += ", risk_aware=True"
     if calibration_file:
         options += f', calibration="{calibration_file}"'
+    else:  # the shipped default calibration would move the threshold's meaning
+        options += ", calibration=None"
     value = _fmt_threshold(threshold)
     if name == "inferact" and not meta.get("risk_aware"):  # with_inferact builds InferAct
         return f"with_inferact(graph, model={model}{options}, threshold={value})"
