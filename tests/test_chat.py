@@ -1,4 +1,4 @@
-"""Chat deployments (issue 11): per-request scope, memory only in the actor's call, per user.
+"""Chat deployments: per-request scope, memory only in the actor's call, per user.
 
 Every graph kind: ``with_inferact`` over ``create_agent``, ``create_react_agent`` and a custom
 ``StateGraph`` with a ``ToolNode``, and ``InferActMiddleware`` in both review modes; sync and
@@ -87,7 +87,7 @@ def _interrupt_info(out: dict) -> dict:
     return request["inferact"]
 
 
-# ---------------------------------------------------------------------------- item 1: scope
+# ---------------------------------------------------------------------------- scope
 @pytest.mark.parametrize("kind", KINDS)
 def test_request_two_is_judged_against_itself_on_its_own_actions(kind):
     critic = ScriptedCritic(scores=[0.9, 0.2])  # the e-mail passes, the transfer is doubted
@@ -195,7 +195,7 @@ def test_locator_skips_memory_and_tool_generated_human_messages():
         TaskLocator(scope="conversation")  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------------------- item 2/3: memory
+# ---------------------------------------------------------------------------- memory
 FEEDBACK = "Bob's old account is closed: pay Robert Jones, account 42"
 
 
@@ -412,7 +412,7 @@ async def test_memory_list_and_clear_async():
     assert [e["feedback"] for e in await memory.alist_entries(store)] == ["b1"]
 
 
-# ---------------------------------------------------------------------------- item 4
+# ---------------------------------------------------------------------------- checkpointer
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_checkpointer_is_a_clear_error_before_the_review_and_nothing_runs(kind):
     graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)

@@ -1,4 +1,4 @@
-"""Attacks on the chat surfaces (issue 11), by someone who read the code: every path is a test.
+"""Attacks on the chat surfaces, by someone who read the code: every path is a test.
 
 The surfaces: who decides the task t* (``scope.TaskLocator``), where the action chain S starts,
 the feedback memory (per user, only in the actor's call), and the checkpointer a review needs.

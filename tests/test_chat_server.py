@@ -1,4 +1,4 @@
-"""A chat with a served example graph (issue 11): ``langgraph dev`` driven by ``langgraph_sdk``.
+"""A chat with a served example graph: ``langgraph dev`` driven by ``langgraph_sdk``.
 
 One thread, two different messages: each is judged against itself, on its own actions. The
 server supplies the checkpointer (the graph has none: no ``CheckpointerRequiredError``) and the

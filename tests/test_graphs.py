@@ -101,7 +101,7 @@ def test_oracle_critic_answers_parse_and_are_labelled(name):
     assert "oracle-scripted" in info["justification"]
 
 
-# -- served graphs act on the user's message (issue 11, item 5) ---------------------------------
+# -- served graphs act on the user's message ----------------------------------------------
 
 #: Two different requests per environment, in a user's own words (not the data's text).
 REQUESTS = {
