@@ -761,7 +761,7 @@ def render_trials(report: TrialsReport, console: Any = None) -> None:
     from rich import box
     from rich.table import Table
 
-    from inferact_langgraph.eval.report import output_console
+    from inferact_langgraph.eval.render import output_console
 
     console = console or output_console()
     title = (
@@ -849,7 +849,7 @@ def trials_main(
     console: Any = None,
 ) -> TrialsReport:
     """The ``inferact trials`` command: build live models if asked, run, print, write."""
-    from inferact_langgraph.eval.report import output_console
+    from inferact_langgraph.eval.render import output_console
 
     console = console or output_console()
     actor = critic = writer = None
