@@ -20,7 +20,7 @@ from inferact_langgraph.examples import (
     hotpotqa_actor,
     webshop_actor,
 )
-from inferact_langgraph.examples.demo_models import build_env_graph, oracle_critic_model
+from inferact_langgraph.examples.registry import build_env_graph, oracle_critic_model
 from inferact_langgraph.testing import prompt_text
 
 

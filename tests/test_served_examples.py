@@ -12,7 +12,7 @@ import json
 import pytest
 from server_support import ROOT, SERVER_MARKS, langgraph_dev
 
-from inferact_langgraph.examples.demo_models import MODEL_VARIABLES, make_env
+from inferact_langgraph.examples.registry import MODEL_VARIABLES, make_env
 
 pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
