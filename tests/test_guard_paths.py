@@ -12,7 +12,10 @@ from typing import Annotated, Any
 
 import pytest
 from guard_helpers import (
+    KINDS,
     LEDGER,
+    MIDDLEWARE_KINDS,
+    WRAPPED_KINDS,
     ShopState,
     assert_valid_history,
     build_graph,
@@ -35,9 +38,7 @@ from inferact_langgraph.critics.base import Critic, Usage, Verdict
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 TASK = "I need 66x66 inch blackout shades under $90"
-WRAPPED = ["builder", "react_agent", "create_agent"]
-MIDDLEWARE = ["middleware", "middleware_tool_call"]
-KINDS = WRAPPED + MIDDLEWARE
+WRAPPED, MIDDLEWARE = WRAPPED_KINDS, MIDDLEWARE_KINDS
 
 
 @pytest.fixture(autouse=True)
@@ -499,7 +500,7 @@ def test_the_agents_input_schema_shows_only_messages(kind):
 
 
 def test_review_modes_are_a_literal_checked_at_construction_and_options_are_shared():
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     options = GuardOptions(on_reject="end", max_trials=2)
     middleware = InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), options=options)
@@ -570,7 +571,7 @@ def _forging_tools(how: str) -> list:
 @pytest.mark.parametrize("how", ["update", "send_with_state"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_with_a_signing_key_a_forged_consistent_record_approves_nothing(kind, how):
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     actor = ScriptedChatModel(
         replies=[AIMessage("", tool_calls=[call("forger", {}, "f1")]), "done"]
@@ -588,7 +589,7 @@ def test_with_a_signing_key_a_forged_consistent_record_approves_nothing(kind, ho
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_signed_records_still_let_approved_calls_run(kind):
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     actor = ScriptedChatModel(
         replies=[

@@ -1,4 +1,5 @@
-"""Code, comments, docstrings and test names say what the code does, not the project's history.
+"""Code, comments, docstrings and test names say what the code does, not the project's history;
+tests import what the package exports from where it exports it.
 
 A citation of an issue ("issue 12", "issue 10, item 3", "#42") or a test named after a list
 position (``test_3_...``) points at a tracker a reader of the code may not have; the history
@@ -8,6 +9,8 @@ example graphs.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -80,3 +83,50 @@ def test_no_source_file_cites_an_issue_or_numbers_its_tests() -> None:
     assert not problems, "say what the code does, not which issue asked for it:\n" + "\n".join(
         problems
     )
+
+
+# -- tests use the public names --------------------------------------------------------------------
+
+#: The packages whose ``__all__`` is a public promise.
+PUBLIC = ("inferact_langgraph", "inferact_langgraph.critics", "inferact_langgraph.testing",
+          "inferact_langgraph.examples")  # fmt: skip
+
+
+def private_imports_of_public_names(path: Path, public: set[str]) -> list[str]:
+    """``line: module.name`` for each name imported from a private module (``_x``) that a
+    public package also exports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if not any(part.startswith("_") for part in node.module.split(".")):
+            continue
+        found += [f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name in public]
+    return found
+
+
+def _public_names() -> set[str]:
+    return {name for package in PUBLIC for name in importlib.import_module(package).__all__}
+
+
+def test_tests_import_public_names_from_the_public_packages() -> None:
+    public = _public_names()
+    problems = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for line in private_imports_of_public_names(path, public)
+    ]
+    assert not problems, "import these from the package that exports them:\n" + "\n".join(
+        problems
+    )
+
+
+def test_a_private_import_of_a_public_name_is_found(tmp_path: Path) -> None:
+    test = tmp_path / "test_x.py"
+    test.write_text(
+        "from inferact_langgraph._critical import critical\n"
+        "from inferact_langgraph._parsing import parse_topk\n"
+        "from inferact_langgraph import with_inferact\n"
+    )
+    found = private_imports_of_public_names(test, _public_names())
+    assert found == ["1: inferact_langgraph._critical.critical"]
