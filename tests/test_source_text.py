@@ -3,8 +3,8 @@ tests import what the package exports from where it exports it.
 
 A citation of an issue ("issue 12", "issue 10, item 3", "#42") or a test named after a list
 position (``test_3_...``) points at a tracker a reader of the code may not have; the history
-belongs in the commit messages. This scans every Python file of the library, the tests and the
-example graphs.
+belongs in the commit messages. This scans every Python file of the library, the tests, the
+example graphs and the benchmarks.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ("inferact_langgraph", "tests", "graphs")
+SCANNED = ("inferact_langgraph", "tests", "graphs", "bench")
 
 # What cites the project's history: an issue (with or without "#"), an item of an issue's list,
 # a bare "#12" reference, and tests numbered after such a list.
