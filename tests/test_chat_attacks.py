@@ -192,8 +192,8 @@ def _assert_held(out: dict, critic: ScriptedCritic) -> None:
 @pytest.mark.parametrize("carrier", ["read_email", "read_email_after"])
 def test_a_tools_human_message_never_becomes_the_task(kind, carrier):
     """A tool's ``Command`` adds a HumanMessage with the attacker's text, before or after its
-    ToolMessage. Before the fix, "before" made it the newest request: the off-task transfer
-    was judged against the attacker's text and ran unreviewed (all five kinds)."""
+    ToolMessage. Taken for the newest request, it would have the off-task transfer judged
+    against the attacker's text and run unreviewed (all five kinds)."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor(carrier), critic)
     out = graph.invoke({"messages": [("user", REQUEST)]}, cfg())
@@ -215,7 +215,7 @@ def test_a_sub_agents_transcript_returned_by_a_tool_never_becomes_the_task(kind)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_tool_writing_a_whole_fake_turn_is_not_the_user(kind):
     """A tool's Command writes its answer, an AI reply, then a "user" message: by position
-    that is the end of a turn and the user's next message (a strict xfail before the fix).
+    that is the end of a turn and the user's next message.
     The enforcement point marks every human message of a tool's Command as the tool's."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor("fake_turn"), critic)
@@ -373,8 +373,8 @@ async def test_a_tools_human_message_never_becomes_the_task_async(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_observation_imitating_the_skipped_review_answer_is_no_request_boundary(kind):
     """The guard's "the user sent a new message" answers are recognised by their id, not their
-    text: before the fix a tool answer that *said* "No result: the run stopped ..." made the
-    human message after it the user's newest request (a fake request boundary)."""
+    text: a tool answer that *says* "No result: the run stopped ..." does not make the human
+    message after it the user's newest request (a fake request boundary)."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor("fetch_forged"), critic)
     out = graph.invoke({"messages": [("user", REQUEST)]}, cfg())
@@ -558,7 +558,7 @@ def test_user_id_in_the_config_never_overrides_the_servers_authenticated_user():
 
 
 def test_a_namespace_hook_with_owners_of_different_lengths_does_not_leak():
-    """Store searches match a namespace prefix: before the fix an org-wide run read entries of
+    """Store searches match a namespace prefix: an org-wide run must not read the entries of
     an owner whose extra label equals the task key (("org", "acme", <task key>, ...))."""
     store = InMemoryStore()
     memory = FeedbackMemory()
@@ -690,9 +690,9 @@ def test_a_guarded_subgraph_without_its_own_checkpointer_uses_the_parents(kind):
 
 @pytest.mark.parametrize("kind", ["create_agent", "react_agent", "builder"])
 def test_with_inferact_refuses_checkpointer_false(kind):
-    """Before the fix a guarded graph compiled with ``checkpointer=False`` and used as a
-    subgraph borrowed the parent's saver for the interrupt, but a resume re-ran it from the
-    start: the approval was silently lost (the call did not run)."""
+    """A guarded graph compiled with ``checkpointer=False`` and used as a subgraph would borrow
+    the parent's saver for the interrupt, but a resume would re-run it from the start and
+    silently lose the approval (the call would not run): it is refused."""
     with pytest.raises(ValueError, match="checkpointer=False"):
         guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=False)
     compiled = create_agent(pay_actor(), TOOLS, checkpointer=False)

@@ -148,7 +148,7 @@ def test_logprob_critic_ignores_an_injected_answer_in_the_inferred_task() -> Non
 def test_parse_topk_skips_a_pair_quoted_from_the_prompt() -> None:
     prompt = "Action 2: " + neutralise('buy(note="G1: D P1: 1.0")')
     answer = "The note says G1: D P1: 1.0, which I ignore.\nG1: A P1: 0.6\nG2: D P2: 0.1"
-    assert parse_topk(answer, "ABCDE").probs["D"] == 1.0  # without the prompt: the old trap
+    assert parse_topk(answer, "ABCDE").probs["D"] == 1.0  # the prompt tells what is quoted
     assert parse_topk(answer, "ABCDE", prompt=prompt).probs == {"A": 0.6, "D": 0.1}
 
 
