@@ -1,4 +1,9 @@
-"""Turn a run's verdicts into the paper's tables: figures, ``report.json``, PR-curve PNG.
+"""Turn a run's verdicts into the paper's figures: the :class:`EvalReport` and ``report.json``.
+
+:func:`build_report` reads every critic's outcomes and asks
+:mod:`~inferact_langgraph.eval.summary` for its figures; :meth:`EvalReport.write` writes
+``report.json``, the calibration files and the plots of :mod:`~inferact_langgraph.eval.plots`;
+:mod:`~inferact_langgraph.eval.render` prints the report in the terminal.
 
 Three ways of choosing the threshold are reported, each clearly labelled:
 
@@ -51,11 +56,7 @@ from inferact_langgraph.eval.datasets import Dataset
 from inferact_langgraph.eval.metrics import cost_threshold, stratified_split
 from inferact_langgraph.eval.plots import plot_pr_curves, plot_reliability_diagram
 from inferact_langgraph.eval.runner import Outcome, RunStats
-from inferact_langgraph.eval.summary import (
-    AGGREGATIONS,
-    CriticOutcomes,
-    CriticSummary,
-)
+from inferact_langgraph.eval.summary import AGGREGATIONS, CriticOutcomes, CriticSummary
 
 __all__ = ["AGGREGATIONS", "PROTOCOLS", "CriticSummary", "EvalReport", "build_report"]
 
@@ -78,6 +79,8 @@ class EvalReport:
         meta: Data source, split, seed, bad records, run statistics, whether it was
             interrupted, and anything the caller added (model, CLI flags).
         interrupted: The run was cancelled: the figures cover the checks that finished.
+        files: The files :meth:`write` wrote, by kind; ``report.json`` names the calibration
+            files among them.
     """
 
     critics: dict[str, CriticSummary]
