@@ -99,6 +99,7 @@ def oracle_critic_model(name: str, env: Environment | None = None) -> ScriptedCh
     alfworld: the task's operation on the task's object), else 0.1. Offline demo only: it is
     not live judgement (see :data:`ORACLE_LABEL`).
     """
+    _check_name(name)
     return inferact_oracle_model(env if env is not None else make_env(name))
 
 
