@@ -82,7 +82,7 @@ MEMORY_NAME = "inferact_memory"
 """The ``name`` of the message that carries earlier feedback into the actor's input."""
 MEMORY_ID = "do-not-render-inferact-memory"
 """Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
-# Ids of memory messages written into state by versions before 0.3 (still never a request).
+# The id prefix of memory messages in threads saved with the old naming (never a request).
 _LEGACY_MEMORY_PREFIX = "inferact-memory-"
 # Tool answers written when the user sent a new message instead of answering a review
 # (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.

@@ -16,8 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
