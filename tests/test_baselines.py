@@ -58,7 +58,9 @@ async def test_standard_eval(answer, score, flagged):
 
 async def test_standard_eval_uses_the_papers_prompt_and_risk_sentence():
     model = ScriptedChatModel(replies=["The answer is: Correct\nConfidence: 0.9"])
-    await StandardEvalCritic(calibration=None, model=model, preset="webshop").aevaluate(trajectory(), risk="high")
+    await StandardEvalCritic(calibration=None, model=model, preset="webshop").aevaluate(
+        trajectory(), risk="high"
+    )
     prompt = prompt_text(model.prompts[0])
     assert prompt.startswith(
         "You will be given the reasoning trajectory you perfomed on a shopping website"

@@ -32,7 +32,10 @@ class Custom(Critic):
 
 def test_every_critic_gets_its_preset_from_the_base() -> None:
     assert Custom(model=None, preset="webshop").preset_config is get_preset("webshop")
-    assert StandardEvalCritic(calibration=None, model=None, preset="hotpotqa").preset_config.name == "hotpotqa"
+    assert (
+        StandardEvalCritic(calibration=None, model=None, preset="hotpotqa").preset_config.name
+        == "hotpotqa"
+    )
     with pytest.raises(ValueError, match="unknown preset 'shop'"):
         Custom(model=None, preset="shop")
 
@@ -74,8 +77,10 @@ def _flaky(replies: list, fails: int) -> ScriptedChatModel:
 @pytest.mark.parametrize("retries", [0, 2])
 def test_retries_apply_to_every_kind_of_model_call(retries: int) -> None:
     ok = retries > 0
-    standard = StandardEvalCritic(calibration=None,
-        model=_flaky(["The answer is: Correct\nConfidence: 0.8"], 2), max_retries=retries
+    standard = StandardEvalCritic(
+        calibration=None,
+        model=_flaky(["The answer is: Correct\nConfidence: 0.8"], 2),
+        max_retries=retries,
     )
     logprob = LogprobCritic(
         model=ScriptedChatModel(

@@ -130,9 +130,9 @@ async def test_averaging_counts_a_missing_option_as_zero_in_that_order():
         "reversed": "G1: A P1: 0.6",
     }
 
-    verdict = await InferActCritic(calibration=None, model=ScriptedChatModel(responder=answering(answers))).aevaluate(
-        trajectory()
-    )
+    verdict = await InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=answering(answers))
+    ).aevaluate(trajectory())
     assert verdict.score == pytest.approx(0.4)  # (0.8 + 0) / 2
     assert verdict.option_probs["A"] == pytest.approx(0.2)  # (0.4 + 0) / 2
     assert verdict.option_probs["E"] == pytest.approx(0.3)  # (0 + 0.6) / 2
@@ -149,7 +149,9 @@ async def test_fewer_inferred_tasks_shift_the_task_label():
 
 async def test_alfworld_format_four_options_no_none_of_the_above():
     model = ScriptedChatModel(responder=judge({TASK: 0.6, INFERRED[1]: 0.2}, fmt="alfworld"))
-    verdict = await InferActCritic(calibration=None, model=model, preset="alfworld").aevaluate(trajectory())
+    verdict = await InferActCritic(calibration=None, model=model, preset="alfworld").aevaluate(
+        trajectory()
+    )
     assert verdict.options == [*INFERRED, TASK]
     assert verdict.score == pytest.approx(0.6)
     assert verdict.option_probs == pytest.approx({"A": 0.0, "B": 0.2, "C": 0.0, "D": 0.6})
@@ -299,9 +301,9 @@ async def test_model_errors_surface_as_critic_model_error():
         raise ConnectionError("reset")
 
     with pytest.raises(CriticModelError) as info:
-        await InferActCritic(calibration=None, model=ScriptedChatModel(responder=fail_in_verification)).aevaluate(
-            trajectory()
-        )
+        await InferActCritic(
+            calibration=None, model=ScriptedChatModel(responder=fail_in_verification)
+        ).aevaluate(trajectory())
     assert info.value.stage.startswith("verification_")
 
 
@@ -358,7 +360,9 @@ async def test_structured_output_mode():
             },
         )
 
-    critic = InferActCritic(calibration=None, model=ScriptedChatModel(responder=respond), output_mode="structured")
+    critic = InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=respond), output_mode="structured"
+    )
     verdict = await critic.aevaluate(trajectory())
     assert verdict.inferred_tasks == list(INFERRED)
     assert verdict.score == pytest.approx(0.75)
@@ -370,7 +374,9 @@ async def test_structured_output_mode():
 async def test_structured_output_mode_bad_answer_is_a_parse_error():
     model = ScriptedChatModel(replies=["plain text, no tool call"])
     with pytest.raises(CriticParseError) as info:
-        await InferActCritic(calibration=None, model=model, output_mode="structured").aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model, output_mode="structured").aevaluate(
+            trajectory()
+        )
     assert "plain text" in info.value.raw
 
 
@@ -428,9 +434,9 @@ async def test_order_probs_keep_both_orders_by_original_label():
         "reversed": "G1: A P1: 0.6\nG2: B P2: 0.2",  # reversed A = original E, B = D
     }
 
-    verdict = await InferActCritic(calibration=None, model=ScriptedChatModel(responder=answering(answers))).aevaluate(
-        trajectory()
-    )
+    verdict = await InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=answering(answers))
+    ).aevaluate(trajectory())
     assert verdict.order_probs == {
         "original": {"A": 0.4, "B": 0.0, "C": 0.0, "D": 0.8, "E": 0.0},
         "reversed": {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.2, "E": 0.6},

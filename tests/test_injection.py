@@ -75,7 +75,9 @@ def inferact_judge(*, echo: bool = False, quote: bool = False, p_real: float = 0
 @pytest.mark.parametrize("where", ["arguments", "observation"])
 @pytest.mark.parametrize(("echo", "quote"), [(True, False), (False, True), (True, True)])
 def test_injection_does_not_move_inferact_score(where: str, echo: bool, quote: bool) -> None:
-    clean = InferActCritic(calibration=None, model=inferact_judge()).evaluate(hostile_trajectory("none"))
+    clean = InferActCritic(calibration=None, model=inferact_judge()).evaluate(
+        hostile_trajectory("none")
+    )
     model = inferact_judge(echo=echo, quote=quote)
     verdict = InferActCritic(calibration=None, model=model).evaluate(hostile_trajectory(where))
     assert clean.score == pytest.approx(0.3)

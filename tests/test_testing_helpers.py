@@ -59,7 +59,9 @@ def test_p_task_sees_the_pending_action_and_async_works(preset):
         seen.append(action)
         return doubt_custom(action)
 
-    critic = InferActCritic(calibration=None, model=scripted_critic_model(p_task=p_task), preset=preset)
+    critic = InferActCritic(
+        calibration=None, model=scripted_critic_model(p_task=p_task), preset=preset
+    )
     verdict = asyncio.run(critic.aevaluate(SHADES))
     assert verdict.score == pytest.approx(0.1) and verdict.flagged
     assert set(seen) == {'buy_now(asin="B0SHDCUSTM", price=45.99)'}
