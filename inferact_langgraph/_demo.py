@@ -389,8 +389,9 @@ def run_demo(
     """Run the demo; returns the exit code (0: the last trial succeeded).
 
     A ``thread`` that is finished is shown (its audit and outcome; exit code 0), never run
-    again: a printed command must not repeat a purchase. ``fresh`` forgets the feedback remembered for
-    this task in ``db`` before the run; without it, remembered feedback is announced.
+    again: a printed command must not repeat a purchase. ``fresh`` forgets the feedback
+    remembered for this task in ``db`` before the run; without it, remembered feedback is
+    announced.
     """
     console = console or Console()
     errors = Console(stderr=True)

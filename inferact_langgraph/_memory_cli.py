@@ -53,7 +53,7 @@ UserOption = Annotated[
     str | None, typer.Option("--user", help="Only this user's feedback (their user id).")
 ]
 SharedOption = Annotated[
-    bool, typer.Option("--shared", help="Only the feedback of runs that name no user.")
+    bool, typer.Option("--shared", metavar="", help="Only the feedback of runs that name no user.")
 ]
 OwnerOption = Annotated[
     str | None,
@@ -194,7 +194,9 @@ def list_command(
     shared: SharedOption = False,
     owner: OwnerOption = None,
     task: TaskOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="One JSON object per line.")
+    ] = False,
 ) -> None:
     """List remembered feedback: owner, task, tool and the human's words."""
     who = owner_of(user, shared, owner)
@@ -221,7 +223,9 @@ def clear_command(
     shared: SharedOption = False,
     owner: OwnerOption = None,
     task: TaskOption = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
+    ] = False,
 ) -> None:
     """Delete remembered feedback (every owner's, unless --user/--shared/--owner/--task)."""
     who = owner_of(user, shared, owner)
