@@ -50,6 +50,7 @@ from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.prompts import option_labels
 
 __all__ = [
+    "INBOX_LINK_LABEL",
     "ActionRequest",
     "ApproveDecision",
     "Decision",
@@ -86,6 +87,8 @@ INBOX_URL_ENV = "INFERACT_INBOX_URL"
 """The inbox page's address (e.g. ``https://agents.example.com/inferact/inbox``), for review
 descriptions to link to. Unset, it is found when the guard runs inside a LangGraph server that
 serves the inbox app (``"http": {"app": "inferact_langgraph.inbox:app"}``)."""
+INBOX_LINK_LABEL = "Review it with every detail in the inbox: "
+"""How a description's last line names the thread's inbox page."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _JUSTIFICATION_CHARS = 320
 
@@ -191,7 +194,7 @@ def review_description(record: Mapping[str, Any], *, link: str | None = None) ->
     if verdict.get("justification"):
         lines.append(f"Critic: {_short(str(verdict['justification']))}")
     if link:
-        lines.append(f"Review it with every detail in the inbox: {link}")
+        lines.append(f"{INBOX_LINK_LABEL}{link}")
     return "\n".join(lines)
 
 

@@ -45,6 +45,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from inferact_langgraph.prompts import option_labels
+from inferact_langgraph.review import INBOX_LINK_LABEL
 
 __all__ = [
     "ActionView",
@@ -254,7 +255,7 @@ def action_view(
         "index": index,
         "tool": tool,
         "args": args,
-        "description": str(request.get("description") or ""),
+        "description": _without_inbox_link(str(request.get("description") or "")),
         "tool_call_id": call_id,
         "risk": _text_or_none(info.get("risk")),
         "critic": _text_or_none(info.get("critic")),
@@ -280,6 +281,12 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def _without_inbox_link(description: str) -> str:
+    """The description without its link to the inbox (the page showing it is that inbox)."""
+    lines = description.splitlines()
+    return "\n".join(line for line in lines if not line.startswith(INBOX_LINK_LABEL))
 
 
 def _record_for(
