@@ -5,7 +5,8 @@ score versus threshold), and when it doubts, the person at the keyboard approves
 rejects with feedback (or, with ``auto_feedback``, a simulated human rejects with feedback built
 from the gold answer). A rejection ends the trial; the next trial runs in a new thread and gets
 the feedback from the store. Checkpoints and the store live in one SQLite file, so
-``--thread`` resumes an interrupted demo after the terminal was closed.
+``--thread`` resumes an interrupted demo after the terminal was closed, and shows a finished
+one (its decisions and outcome) without running anything again.
 
 Offline by default, and it says so on screen: the actor is a scripted policy and the critic
 model gives ORACLE-scripted answers (decided from the gold data), never live judgement.
