@@ -42,6 +42,7 @@ from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._provenance import is_tool_added
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.labels import SPOT_CHECK_NOTE, is_spot_check
 from inferact_langgraph.memory import MemoryContext, render_feedback
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
 from inferact_langgraph.resume import require_checkpointer
@@ -254,8 +255,14 @@ class ReviewProtocol:
         review_configs: list[ReviewConfig] = []
         for r in records:
             verdict = r.get("verdict") or {}
+            spot = is_spot_check(r)
             if r.get("error"):
                 why = f"The critic could not check this call ({r['error']}); a human must decide."
+            elif spot:
+                why = (
+                    f"{SPOT_CHECK_NOTE} p(user's task) = {r['score']:.2f} "
+                    f">= threshold {r['threshold']:.2f}."
+                )
             else:
                 why = (
                     f"InferAct doubts this call: p(user's task) = {r['score']:.2f} "
@@ -285,6 +292,8 @@ class ReviewProtocol:
                 info["order_probs"] = order_probs
             if verdict.get("uncalibrated_score") is not None:
                 info["uncalibrated_score"] = verdict["uncalibrated_score"]
+            if spot:
+                info["spot_check"] = True
             action: InferActActionRequest = {
                 "name": r["tool"],
                 "args": r["args"],

@@ -118,6 +118,9 @@ class InferActReviewInfo(TypedDict):
     """Per-order option probabilities (``"original"``, ``"reversed"``), if the critic has them."""
     uncalibrated_score: NotRequired[float]
     """The critic's raw score, when a calibration mapped it to ``score`` (a probability)."""
+    spot_check: NotRequired[bool]
+    """True when the critic passed this call and it was drawn for a human's spot check
+    (``spot_check=``): the reviewer checks the critic, not a doubt."""
 
 
 class InferActActionRequest(ActionRequest):
