@@ -142,3 +142,38 @@ def rates(cases: Sequence[Case], flagged: Callable[[Case], bool]) -> tuple[float
 def best_rule(case: Case) -> bool:
     """The rule the truth calls best for MISS_COST and REVIEW_COST."""
     return true_p(case.score) < BEST_THRESHOLD
+
+
+def calibrate(db: str, out: Any, *extra: str) -> dict[str, Any]:
+    """``inferact calibrate --db db ... --out out --json`` for this deployment's costs."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from inferact_langgraph.cli import app
+
+    args = ["calibrate", "--db", db, "--miss-cost", str(MISS_COST), "--review-cost",
+            str(REVIEW_COST), "--out", str(out), "--json", *extra]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+def deploy_and_measure(calibration: Any, threshold: float, n: int = 300) -> list[Case]:
+    """Deploy the fitted calibration and threshold on ``n`` fresh threads; the flagged cases."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from inferact_langgraph import with_inferact
+
+    guarded = with_inferact(
+        shop_agent(),
+        model=critic_model(),
+        calibration=str(calibration),
+        threshold=threshold,
+        checkpointer=InMemorySaver(),
+    )
+    fresh = make_cases(n, seed=99)
+    truth = {c.item: c.on_track for c in fresh}
+    runs = [run_case(guarded, c, truth, f"fresh-{i}") for i, c in enumerate(fresh)]
+    flagged = {r.item for r in runs if r.reviewed}
+    return [c for c in fresh if c.item in flagged]

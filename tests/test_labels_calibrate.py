@@ -13,71 +13,30 @@ track) and the miss rate (passed calls that were off track) of the recovered rul
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from labels_support import (
     BEST_CUTOFF,
     BEST_THRESHOLD,
-    MISS_COST,
-    REVIEW_COST,
     best_rule,
+    calibrate,
     critic_model,
+    deploy_and_measure,
     make_cases,
     rates,
     run_case,
     shop_agent,
 )
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.sqlite import SqliteStore
-from typer.testing import CliRunner
 
 from inferact_langgraph import with_inferact
-from inferact_langgraph.cli import app
 from inferact_langgraph.labels import ReviewLabels
 
 MARGIN = 0.06
 TRAIN, FRESH = 500, 300
 SPOT_RATE = 0.2
-
-
-def _calibrate(db: str, tmp_path: Path, *extra: str) -> dict:
-    result = CliRunner().invoke(
-        app,
-        [
-            "calibrate",
-            "--db",
-            db,
-            "--miss-cost",
-            str(MISS_COST),
-            "--review-cost",
-            str(REVIEW_COST),
-            "--out",
-            str(tmp_path / "calibration.json"),
-            "--json",
-            *extra,
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _deploy_and_measure(calibration: Path, threshold: float) -> tuple[list, list]:
-    guarded = with_inferact(
-        shop_agent(),
-        model=critic_model(),
-        calibration=str(calibration),
-        threshold=threshold,
-        checkpointer=InMemorySaver(),
-    )
-    fresh = make_cases(FRESH, seed=99)
-    truth = {c.item: c.on_track for c in fresh}
-    runs = [run_case(guarded, c, truth, f"f{i}") for i, c in enumerate(fresh)]
-    flagged = {r.item for r in runs if r.reviewed}
-    return fresh, sorted(flagged)
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +90,13 @@ def test_every_review_and_spot_check_is_one_label_with_its_check(collected):
 
 
 def test_calibrate_recovers_a_threshold_as_good_as_the_truths(collected, tmp_path):
-    fit = _calibrate(collected["db"], tmp_path)
+    fit = calibrate(collected["db"], tmp_path / "calibration.json")
     assert fit["enough"] and fit["threshold"] == pytest.approx(BEST_THRESHOLD)
     # The recovered raw cutoff is near the truth's (0.736), far from the deployed 0.5.
     assert abs(fit["raw_cutoff"] - BEST_CUTOFF) < 0.06
-    fresh, flagged = _deploy_and_measure(tmp_path / "calibration.json", fit["threshold"])
-    measured = rates(fresh, lambda c: c.item in set(flagged))
+    flagged = deploy_and_measure(tmp_path / "calibration.json", fit["threshold"], FRESH)
+    fresh = make_cases(FRESH, seed=99)
+    measured = rates(fresh, lambda c: c in flagged)
     best = rates(fresh, best_rule)
     assert abs(measured[0] - best[0]) <= MARGIN, (measured, best)
     assert abs(measured[1] - best[1]) <= MARGIN, (measured, best)
