@@ -403,6 +403,19 @@ class ReviewLabels:
             )
         return sorted(out, key=lambda v: (v.get("time") or 0, v["key"]))
 
+    def read(
+        self,
+        items: Sequence[Any],
+        *,
+        deployment: str | None = None,
+        owner: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The labels among store items (objects with ``namespace``, ``key``, ``value``).
+
+        For stores reached another way, such as the LangGraph server's through its SDK.
+        """
+        return self._listed(items, deployment, owner)
+
     @staticmethod
     def _search_all(store: Any, prefix: tuple[str, ...]) -> list[Any]:
         items: list[Any] = []

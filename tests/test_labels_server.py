@@ -1,18 +1,20 @@
 """Review labels through the LangGraph server: kept in its store, read with ``--db <URL>``.
 
 ``langgraph dev`` serves the known-truth shop (``tests/labels_app/app.py``: raw threshold 0.5,
-a quarter of the passed calls spot-checked). Threads are driven with ``langgraph_sdk``: each
-request, then each review or spot check answered by the scripted reviewer. ``inferact
-calibrate --db <server URL>`` reads the labels from the server's store; the rule it recovers
-is deployed on fresh threads (in process) and its false-alarm and miss rates are within 0.08
-of the truth's best rule on the same 300 threads (240 served threads: fewer labels, a wider
-margin). Deleting the threads on the server loses no label; ``inferact labels clear`` deletes
-them. Loopback only.
+35% of the passed calls spot-checked, seeded by thread id). Threads are driven with
+``langgraph_sdk``: each request, then each review or spot check answered by the scripted
+reviewer. ``inferact calibrate --db <server URL>`` reads the labels from the server's store;
+the rule it recovers is deployed on fresh threads (in process) and its false-alarm and miss
+rates are within 0.08 of the truth's best rule on the same 300 fresh threads (300 served
+threads: fewer labels than the SQLite scenario, so a wider margin). The inbox shows the running
+figures; deleting threads on the server loses no label; ``inferact labels clear`` deletes them.
+Loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from labels_support import (
@@ -33,20 +35,25 @@ pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")
 
 MARGIN = 0.08
-TRAIN = 240
+TRAIN = 300
 DEPLOYMENT = "shop-server"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("labels_server")
-    config = {"graphs": {"shop": str(ROOT / "tests/labels_app/app.py:graph")}}
+    config = {
+        "graphs": {"shop": str(ROOT / "tests/labels_app/app.py:graph")},
+        "http": {"app": "inferact_langgraph.inbox:app"},
+    }
     with langgraph_dev(work, config) as url:
         yield url
 
 
 async def _one_thread(client, case, truth) -> tuple[str, bool, bool]:
-    thread = (await client.threads.create())["thread_id"]
+    # A thread id fixed by the case: the seeded spot-check draws are the same on every run.
+    thread = str(uuid.uuid5(uuid.NAMESPACE_URL, f"inferact-labels/{case.item}"))
+    await client.threads.create(thread_id=thread)
     message = {"role": "user", "content": f"buy item {case.item}"}
     await client.runs.wait(thread, "shop", input={"messages": [message]})
     state = await client.threads.get_state(thread)
@@ -118,6 +125,31 @@ def test_deleting_threads_on_the_server_loses_no_label(served):
     after = _labels(served["url"])
     assert [(x["key"], x["decision"]) for x in after] == [(x["key"], x["decision"]) for x in before]
     assert set(reviewed) <= {x["thread_id"] for x in after}
+
+
+def test_the_inbox_shows_the_running_figures(served):
+    import httpx
+
+    labels = _labels(served["url"])
+    answer = httpx.get(f"{served['url']}/inferact/api/figures", timeout=30)
+    assert answer.status_code == 200, answer.text
+    (figures,) = answer.json()["deployments"]
+    flagged = [x for x in labels if not x["spot_check"]]
+    spots = [x for x in labels if x["spot_check"]]
+    assert figures["deployment"] == DEPLOYMENT
+    assert figures["reviews_this_week"] == figures["labels"] == len(labels)
+    assert figures["flagged_reviewed"] == len(flagged)
+    assert figures["false_alarms"] == sum(x["decision"] == "approve" for x in flagged) > 0
+    assert figures["spot_checks"] == len(spots)
+    assert figures["spot_check_misses"] == sum(x["decision"] == "reject" for x in spots) > 0
+    assert figures["threshold"] == 0.5
+    assert figures["command"].startswith(
+        f"inferact calibrate --db {served['url']} --deployment {DEPLOYMENT}"
+    )
+    page = httpx.get(f"{served['url']}/inferact/inbox", timeout=30).text
+    assert 'id="figures"' in page and "static/figures.js" in page
+    script = httpx.get(f"{served['url']}/inferact/static/figures.js", timeout=30)
+    assert script.status_code == 200 and "api/figures" in script.text
 
 
 def test_labels_clear_deletes_the_deployments_labels_on_the_server(served):

@@ -1,7 +1,7 @@
 """The known-truth shop deployment of ``labels_support``, served by ``langgraph dev``.
 
-The raw threshold is 0.5, a quarter of the passed calls are spot-checked (seeded), and labels
-go to the server's own store under the deployment ``shop-server``.
+The raw threshold is 0.5, 35% of the passed calls are spot-checked (seeded by thread id), and
+labels go to the server's own store under the deployment ``shop-server``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ graph = with_inferact(
     shop_agent(),
     model=critic_model(),
     threshold=0.5,
-    spot_check=0.25,
+    spot_check=0.35,
     spot_check_seed=31,
     labels=ReviewLabels(deployment="shop-server"),
 )
