@@ -44,7 +44,7 @@ import hashlib
 import math
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -986,11 +986,19 @@ def fit_deployment(
     )
 
 
-def plot_reliability(fit: DeploymentFit, path: Any, *, bins: int = 10) -> Any:
+def plot_reliability(
+    fit: DeploymentFit,
+    path: Any,
+    *,
+    bins: int = 10,
+    reference: Callable[[float], float] | None = None,
+    reference_label: str = "reference",
+) -> Any:
     """Draw the fitted reliability curve over the weighted labels; return the file's path.
 
     Needs matplotlib (the ``[eval]`` extra). Each dot is a bin of raw scores: the weighted
-    share of its calls that were on track, its area the number of labels.
+    share of its calls that were on track, its area the number of labels. ``reference``, a
+    known curve (score -> P(on track)), is drawn beside the fitted one.
     """
     from pathlib import Path
 
@@ -1005,6 +1013,9 @@ def plot_reliability(fit: DeploymentFit, path: Any, *, bins: int = 10) -> Any:
     grid = [i / 200 for i in range(201)]
     ax.plot(grid, [fit.calibration(g) for g in grid], color="#1f5fa8", lw=2.2,
             label=f"fitted: {fit.calibration.describe()}")  # fmt: skip
+    if reference is not None:
+        ax.plot(grid, [reference(g) for g in grid], color="#2a8a3a", lw=1.4, ls="--",
+                label=reference_label)  # fmt: skip
     xs, ys, sizes = [], [], []
     for b in range(bins):
         low, high = b / bins, (b + 1) / bins
@@ -1034,7 +1045,7 @@ def plot_reliability(fit: DeploymentFit, path: Any, *, bins: int = 10) -> Any:
     ax.set_title(
         f"{fit.deployment}: {fit.labels} labels ({fit.spot_checks} spot checks)", fontsize=10
     )
-    ax.legend(loc="upper left", fontsize=7.5, frameon=False)
+    ax.legend(loc="upper left", fontsize=7.5, frameon=False, markerscale=0.5)
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
