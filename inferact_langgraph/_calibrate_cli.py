@@ -207,6 +207,10 @@ def calibrate_command(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    except ImportError as exc:  # pragma: no cover - the [eval] extra is not installed
+        raise typer.BadParameter(
+            f"fitting needs scikit-learn and numpy ({exc}): pip install 'inferact-langgraph[eval]'"
+        ) from None
     written = None
     if out is not None and fit.calibration is not None and (fit.enough or force):
         written = str(fit.calibration.save(out))
