@@ -1,4 +1,5 @@
-"""Review labels and spot checks on every graph kind, sync and async; the labels CLI."""
+"""Review labels and spot checks on every graph kind and both middleware review modes, sync and
+async; weighting and figures; the labels CLI."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from inferact_langgraph.labels import (
 )
 from inferact_langgraph.testing import ScriptedCritic
 
-KINDS = ["create_agent", "react_agent", "builder", "middleware"]
+KINDS = ["create_agent", "react_agent", "builder", "middleware", "middleware-tool-call"]
 TASK = "I need 66x66 inch blackout shades under $90"
 
 
@@ -42,7 +43,9 @@ def _clear_ledger():
 
 def guarded(kind, actor, critic, *, store, checkpointer=None, **options):
     checkpointer = checkpointer or InMemorySaver()
-    if kind == "middleware":
+    if kind.startswith("middleware"):
+        if kind == "middleware-tool-call":
+            options["review_in"] = "tool_call"
         return create_agent(
             actor,
             [search, buy_now],
@@ -119,20 +122,6 @@ def test_the_async_path_keeps_the_same_label():
 
     (label,) = asyncio.run(run())
     assert label["decision"] == "reject" and label["owner"] == ["shared"]
-
-
-def test_the_tool_call_review_mode_keeps_labels_too():
-    store = InMemoryStore()
-    agent = create_agent(
-        shop_actor(),
-        [search, buy_now],
-        checkpointer=InMemorySaver(),
-        store=store,
-        middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.2]), review_in="tool_call")],
-    )
-    agent.invoke({"messages": [("user", TASK)]}, cfg())
-    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg())
-    assert [x["decision"] for x in labels_in(store)] == ["approve"]
 
 
 def test_no_label_is_kept_without_a_store_or_with_labels_off():
@@ -438,3 +427,35 @@ def test_calibrate_asks_which_deployment_when_there_are_several(tmp_path):
     assert "no review labels for deployment 'nowhere'" in _plain(result.output)
     result = CliRunner().invoke(app, [*args[:3], "--miss-cost", "-1", "--review-cost", "1"])
     assert result.exit_code == 2 and "must be a positive number" in _plain(result.output)
+
+
+def test_the_inbox_marks_a_spot_check_in_the_list_and_the_review():
+    from inferact_langgraph.inbox.app import _summary
+    from inferact_langgraph.inbox.view import thread_view
+
+    graph = guarded("create_agent", shop_actor(), ScriptedCritic(scores=[0.9]),
+                    store=InMemoryStore(), spot_check=1.0)  # fmt: skip
+    out = graph.invoke({"messages": [("user", TASK)]}, cfg())
+    (intr,) = out["__interrupt__"]
+    thread = {
+        "thread_id": "t1",
+        "metadata": {"graph_id": "shop"},
+        "values": {},
+        "interrupts": {"task": [{"id": intr.id, "value": intr.value}]},
+    }
+    view = thread_view(thread)
+    (action,) = view["reviews"][0]["actions"]
+    assert action["spot_check"] is True and SPOT_CHECK_NOTE in action["description"]
+    assert _summary(view)["spot_check"] is True
+
+
+def test_clearing_labels_asynchronously():
+    store = InMemoryStore()
+    _put(store, "shop", ("user", "alice"), 2)
+    _put(store, "shop", ("user", "alice", "team"), 1)  # an owner whose labels extend alice's
+
+    async def clear():
+        return await ReviewLabels().aclear(store, deployment="shop", owner=("user", "alice"))
+
+    assert asyncio.run(clear()) == 2
+    assert [x["owner"] for x in labels_in(store)] == [["user", "alice", "team"]]
