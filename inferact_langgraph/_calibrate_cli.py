@@ -27,6 +27,12 @@ from typing import Annotated, Any
 
 import typer
 
+from inferact_langgraph._label_fit import (
+    DeploymentFit,
+    OperatingPoint,
+    fit_deployment,
+    plot_reliability,
+)
 from inferact_langgraph._memory_cli import (
     DbOption,
     OwnerOption,
@@ -35,14 +41,7 @@ from inferact_langgraph._memory_cli import (
     open_store,
     owner_of,
 )
-from inferact_langgraph.labels import (
-    DeploymentFit,
-    OperatingPoint,
-    ReviewLabels,
-    fit_deployment,
-    label_summary,
-    plot_reliability,
-)
+from inferact_langgraph.labels import ReviewLabels, label_summary
 
 __all__ = ["calibrate_command", "labels_app"]
 

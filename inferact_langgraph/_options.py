@@ -117,10 +117,11 @@ class GuardOptions:
             raise ValueError(f"allowed_decisions must be a non-empty subset of {DECISION_TYPES}")
         object.__setattr__(self, "allowed_decisions", decisions)
         SpotCheck(rate=self.spot_check, seed=self.spot_check_seed)  # ValueError when bad
-        if self.labels not in (None, False) and not isinstance(self.labels, ReviewLabels):
+        off = self.labels is None or self.labels is False
+        if not off and not isinstance(self.labels, ReviewLabels):
             raise ValueError(
-                    f"labels must be a ReviewLabels or False, got {type(self.labels).__name__}"
-                )
+                f"labels must be a ReviewLabels or False, got {type(self.labels).__name__}"
+            )
 
 
 def resolve_options(options: GuardOptions | None, **policy: Any) -> GuardOptions:

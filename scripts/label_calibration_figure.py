@@ -37,12 +37,9 @@ from langgraph.store.sqlite import SqliteStore  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from inferact_langgraph import with_inferact  # noqa: E402
+from inferact_langgraph._label_fit import fit_deployment, plot_reliability  # noqa: E402
 from inferact_langgraph.cli import app  # noqa: E402
-from inferact_langgraph.labels import (  # noqa: E402
-    ReviewLabels,
-    fit_deployment,
-    plot_reliability,
-)
+from inferact_langgraph.labels import ReviewLabels  # noqa: E402
 
 
 def main() -> None:

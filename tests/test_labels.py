@@ -19,15 +19,10 @@ from langgraph.types import Command
 from typer.testing import CliRunner
 
 from inferact_langgraph import GuardOptions, InferActMiddleware, with_inferact
+from inferact_langgraph._label_fit import fit_deployment
 from inferact_langgraph.calibration import fit_calibration
 from inferact_langgraph.cli import app
-from inferact_langgraph.labels import (
-    SPOT_CHECK_NOTE,
-    ReviewLabels,
-    SpotCheck,
-    fit_deployment,
-    label_summary,
-)
+from inferact_langgraph.labels import SPOT_CHECK_NOTE, ReviewLabels, SpotCheck, label_summary
 from inferact_langgraph.testing import ScriptedCritic
 
 KINDS = ["create_agent", "react_agent", "builder", "middleware", "middleware-tool-call"]
