@@ -258,6 +258,7 @@ def test_spot_check_draws_follow_the_rate():
         ({"spot_check": "2%"}, "spot_check must be a share in [0, 1]"),
         ({"spot_check_seed": 1.5}, "spot_check_seed must be an int"),
         ({"labels": "shop"}, "labels must be a ReviewLabels or False"),
+        ({"labels": 0}, "labels must be a ReviewLabels or False"),
     ],
 )
 def test_bad_spot_check_and_label_options_fail_when_built(options, message):
