@@ -485,3 +485,13 @@ def test_weighted_estimates_stand_for_every_call_and_the_interval_covers_the_tru
     assert 0.91 <= covered / runs <= 0.99
     assert abs(sum(missed_errors) / runs) < 0.006  # unbiased: within 3.5 standard errors of 0
     assert sum(naive_errors) / runs < -0.03  # ignoring the weights hides most misses
+
+
+def test_respond_is_unlabelled_unless_said_otherwise():
+    rows = [_row(0.1, "reject"), _row(0.2, "respond"), _row(0.9, "approve")]
+    skipped = fit_deployment(rows, miss_cost=10, review_cost=1)
+    assert skipped.labels == 2 and skipped.skipped == {"respond (unlabelled)": 1}
+    counted = fit_deployment(rows, miss_cost=10, review_cost=1, respond_as="off-track")
+    assert (counted.labels, counted.off_track, counted.skipped) == (3, 2, {})
+    with pytest.raises(ValueError, match="respond_as must be one of"):
+        fit_deployment(rows, miss_cost=10, review_cost=1, respond_as="maybe")
