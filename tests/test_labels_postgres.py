@@ -10,8 +10,6 @@ threads from the checkpointer loses no label. Needs ``INFERACT_TEST_PG_DSN``.
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from labels_support import (
     BEST_CUTOFF,
@@ -43,13 +41,19 @@ def deployment():
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
 
-    name = f"shop-{uuid.uuid4().hex[:8]}"  # other test runs may share the database
+    # Fixed names, so the seeded spot-check draws (a hash of the thread and call ids) and hence
+    # the labels are the same on every run; what an earlier run left is removed first.
+    name = "shop-pg-labels"
+    threads = [f"{name}-{i}" for i in range(TRAIN)]
     with (
         PostgresSaver.from_conn_string(DSN) as saver,
         PostgresStore.from_conn_string(DSN) as store,
     ):
         saver.setup()
         store.setup()
+        ReviewLabels().clear(store, deployment=name)
+        for thread in threads:
+            saver.delete_thread(thread)
         guarded = with_inferact(
             shop_agent(),
             model=critic_model(),
@@ -62,7 +66,6 @@ def deployment():
         )
         cases = make_cases(TRAIN, seed=8)
         truth = {c.item: c.on_track for c in cases}
-        threads = [f"{name}-{i}" for i in range(len(cases))]
         runs = [run_case(guarded, c, truth, t) for c, t in zip(cases, threads, strict=True)]
         yield {"name": name, "store": store, "saver": saver, "runs": runs, "threads": threads}
         ReviewLabels().clear(store, deployment=name)
