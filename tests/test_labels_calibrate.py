@@ -106,3 +106,23 @@ def test_calibrate_recovers_a_threshold_as_good_as_the_truths(collected, tmp_pat
     # The old raw threshold missed more: its passed calls hold off-track ones above 0.5.
     old = rates(fresh, lambda c: c.score < 0.5)
     assert old[1] > measured[1] + 0.05
+
+
+def test_calibrate_prints_the_figures_and_the_line_to_paste(collected, tmp_path):
+    from typer.testing import CliRunner
+
+    from inferact_langgraph.cli import app
+
+    out = tmp_path / "shop.json"
+    args = ["calibrate", "--db", collected["db"], "--miss-cost", "5", "--review-cost", "1",
+            "--out", str(out), "--plot", str(tmp_path / "reliability.png")]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    for expected in ("now (the threshold the labels were collected with):", "precision",
+                     "recall", "false alarms", "miss rate", "(95% CI ",
+                     "flag when P(on track) < 0.8, i.e. raw score < 0.7",
+                     "Ready to paste", f'calibration="{out}", threshold=0.8, spot_check=0.2)',
+                     f"wrote {out}"):  # fmt: skip
+        assert expected in text, (expected, text)
+    assert out.is_file() and (tmp_path / "reliability.png").stat().st_size > 10_000
