@@ -41,6 +41,7 @@ from inferact_langgraph._memory_cli import (
     open_store,
     owner_of,
 )
+from inferact_langgraph._redact import redact_url
 from inferact_langgraph.labels import ReviewLabels, label_summary
 
 __all__ = ["calibrate_command", "labels_app"]
@@ -184,7 +185,8 @@ def calibrate_command(
     if not rows:
         where = f"deployment {deployment!r}" if deployment else "any deployment"
         typer.echo(
-            f"no review labels for {where} in {db}: the guard keeps one per human decision "
+            f"no review labels for {where} in {redact_url(db)}: the guard keeps one per human "
+            "decision "
             "when the graph has a store (and spot_check= sends passed calls to a human too)",
             err=True,
         )
@@ -261,12 +263,15 @@ def list_command(
         )
     if not as_json:
         for name in sorted({str(r.get("deployment")) for r in rows}):
-            s = label_summary([r for r in rows if r.get("deployment") == name], deployment=name)
+            shown_db = redact_url(db) or db  # never a password on the screen
+            s = label_summary(
+                [r for r in rows if r.get("deployment") == name], deployment=name, db=shown_db
+            )
             typer.echo(
                 f"{name}: {s['labels']} labels, {s['reviews_this_week']} this week; "
                 f"{s['false_alarms']} of {s['flagged_reviewed']} flagged calls approved (false "
                 f"alarms); {s['spot_check_misses']} of {s['spot_checks']} spot checks found a "
-                "mistake",
+                f"mistake. Fit a threshold: {s['command']}",
                 err=True,
             )
         typer.echo(f"{len(rows)} label{'' if len(rows) == 1 else 's'}", err=True)
