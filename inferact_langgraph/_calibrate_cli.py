@@ -186,8 +186,8 @@ def calibrate_command(
         where = f"deployment {deployment!r}" if deployment else "any deployment"
         typer.echo(
             f"no review labels for {where} in {redact_url(db)}: the guard keeps one per human "
-            "decision "
-            "when the graph has a store (and spot_check= sends passed calls to a human too)",
+            "decision when the graph has a store (and spot_check= sends passed calls to a human "
+            "too)",
             err=True,
         )
         raise typer.Exit(2)
