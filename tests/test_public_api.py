@@ -45,6 +45,7 @@ PUBLIC_MODULES = [
     "eval",
     "examples",
     "inbox",
+    "labels",
     "memory",
     "middleware",
     "prompts",
