@@ -12,7 +12,6 @@ from _eval_fakes import eval_args
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
-from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.calibration import (
     Calibration,
     CalibrationError,
@@ -23,6 +22,7 @@ from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.errors import InferActError
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
+from inferact_langgraph.guard.graph import build_critic
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
 

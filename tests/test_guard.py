@@ -20,8 +20,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
-from inferact_langgraph._critical import CriticalSpec
-from inferact_langgraph.memory import FEEDBACK_MARKER
+from inferact_langgraph.guard.marks import CriticalSpec
+from inferact_langgraph.guard.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 KINDS = ["create_agent", "react_agent", "builder", "middleware"]

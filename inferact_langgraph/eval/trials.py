@@ -67,7 +67,7 @@ from inferact_langgraph.examples.demo_models import (
     oracle_critic_model,
     oracle_feedback,
 )
-from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.guard.memory import FeedbackMemory
 from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prompt
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 from inferact_langgraph.trajectory import Trajectory

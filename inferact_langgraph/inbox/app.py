@@ -10,8 +10,9 @@ Routes (under ``prefix``, ``/inferact`` by default):
 * ``GET /inferact/api/reviews``: the threads waiting on an InferAct review, newest first.
 * ``GET /inferact/api/reviews/{thread_id}``: one thread's reviews (see :mod:`.view`).
 * ``POST /inferact/api/reviews/{thread_id}/decisions``: ``{"interrupt_id", "decisions"}``,
-  validated with the library's :func:`~inferact_langgraph.review.parse_resume`, then the thread
-  is resumed with ``{"decisions": [...]}`` and the outcome returned.
+  validated with the library's
+  :func:`~inferact_langgraph.guard.payloads.parse_resume`, then the thread is resumed with
+  ``{"decisions": [...]}`` and the outcome returned.
 
 Auth: without auth configured on the server, the app talks to it through
 ``langgraph_sdk.get_client()`` (in process). With auth configured (``"auth"`` in
@@ -44,8 +45,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.guard.payloads import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
 from inferact_langgraph.inbox.view import ThreadView, pending_interrupts, thread_view
-from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
 
 __all__ = [
     "CREDENTIAL_HEADERS",

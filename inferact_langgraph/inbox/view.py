@@ -51,8 +51,8 @@ from typing_extensions import TypedDict
 
 from inferact_langgraph._parsing import parse_verification
 from inferact_langgraph.errors import InferActError
+from inferact_langgraph.guard.requests import is_injected
 from inferact_langgraph.prompts import option_labels
-from inferact_langgraph.scope import is_injected
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
 __all__ = [

@@ -27,7 +27,8 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
-from inferact_langgraph._binding import (
+from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.guard.binding import (
     answered_after,
     args_digest,
     is_approved,
@@ -38,14 +39,10 @@ from inferact_langgraph._binding import (
     pending_calls,
     sign_record,
 )
-from inferact_langgraph._critical import CriticalSpec
-from inferact_langgraph._options import GuardOptions
-from inferact_langgraph._provenance import is_tool_added
-from inferact_langgraph.errors import ResumeError
-from inferact_langgraph.memory import MemoryContext, render_feedback
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
-from inferact_langgraph.resume import require_checkpointer
-from inferact_langgraph.review import (
+from inferact_langgraph.guard.marks import CriticalSpec
+from inferact_langgraph.guard.memory import MemoryContext, render_feedback
+from inferact_langgraph.guard.options import GuardOptions
+from inferact_langgraph.guard.payloads import (
     EXPECTED_SHAPE,
     ActionRequest,
     Decision,
@@ -58,7 +55,9 @@ from inferact_langgraph.review import (
     resume_error,
     resume_schema,
 )
-from inferact_langgraph.scope import (
+from inferact_langgraph.guard.provenance import is_tool_added
+from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
+from inferact_langgraph.guard.requests import (
     MEMORY_ID,
     MEMORY_NAME,
     SUPERSEDED_ID_PREFIX,
@@ -66,6 +65,7 @@ from inferact_langgraph.scope import (
     is_injected,
     request_positions,
 )
+from inferact_langgraph.guard.resume import require_checkpointer
 
 __all__ = [
     "Recheck",
@@ -364,7 +364,7 @@ class ReviewProtocol:
         """``interrupt()`` with the resume validated *before* LangGraph records it.
 
         The ``response_schema`` is a pydantic discriminated union of LangChain's decisions
-        (:func:`~inferact_langgraph.review.resume_schema`). A malformed resume raises
+        (:func:`~inferact_langgraph.guard.payloads.resume_schema`). A malformed resume raises
         :class:`ResumeError` and is not saved, so the thread stays interrupted.
         """
         # Without a checkpointer the interrupt could never be answered: fail before it, so the

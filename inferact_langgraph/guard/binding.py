@@ -31,7 +31,7 @@ from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from inferact_langgraph.records import CheckRecord, is_unit
+from inferact_langgraph.guard.records import CheckRecord, is_unit
 
 __all__ = [
     "args_digest",

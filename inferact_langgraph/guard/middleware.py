@@ -51,10 +51,13 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
-from inferact_langgraph._binding import with_unique_call_ids
-from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph._gate import InferActGuard, merge_checks, run_config
-from inferact_langgraph._options import (
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.binding import with_unique_call_ids
+from inferact_langgraph.guard.core import InferActGuard, merge_checks, run_config
+from inferact_langgraph.guard.graph import build_critic
+from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
+from inferact_langgraph.guard.memory import FeedbackMemory, MemoryContext
+from inferact_langgraph.guard.options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
@@ -62,12 +65,9 @@ from inferact_langgraph._options import (
     Scope,
     resolve_options,
 )
-from inferact_langgraph._provenance import mark_tool_output
-from inferact_langgraph._wrap import build_critic
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES
+from inferact_langgraph.guard.payloads import DECISION_TYPES
+from inferact_langgraph.guard.provenance import mark_tool_output
+from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 

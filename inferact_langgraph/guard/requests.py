@@ -11,7 +11,7 @@ A human message counts as a request of the user unless InferAct put it there (ea
 feedback, :func:`is_injected`) or a tool did. A tool's human message (a page or an image a tool
 returns as a ``HumanMessage`` in its ``Command``, say: its text is the environment's, never the
 user's) is known by its mark, which the enforcement points put on every human message in a
-tool's ``Command`` (:func:`~inferact_langgraph._provenance.is_tool_added`), and, as a second
+tool's ``Command`` (:func:`~inferact_langgraph.guard.provenance.is_tool_added`), and, as a second
 line for threads written without it, by its position: right after tool results, or between an
 AI message's tool calls and their answers.
 
@@ -45,9 +45,9 @@ from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from inferact_langgraph._binding import messages_of
-from inferact_langgraph._options import Scope
-from inferact_langgraph._provenance import is_tool_added
+from inferact_langgraph.guard.binding import messages_of
+from inferact_langgraph.guard.options import Scope
+from inferact_langgraph.guard.provenance import is_tool_added
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]

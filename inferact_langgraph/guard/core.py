@@ -1,15 +1,15 @@
 """The guard: one object that composes the jobs, and the state keys it adds.
 
 :class:`InferActGuard` is what :func:`~inferact_langgraph.with_inferact` (as graph nodes)
-and :class:`~inferact_langgraph.middleware.InferActMiddleware` (from agent hooks) share. Each job
-lives in its own module:
+and :class:`~inferact_langgraph.guard.middleware.InferActMiddleware` (from agent hooks)
+share. Each job lives in its own module:
 
 * which calls are critical, and the critic's verdicts as bound records:
-  :mod:`~inferact_langgraph._critic_step` (:class:`~inferact_langgraph._critic_step.CriticStep`);
-* the review round, as a pure outcome: :mod:`~inferact_langgraph._reviewing`
-  (:class:`~inferact_langgraph._reviewing.ReviewProtocol`);
-* whether a call may run now: :func:`~inferact_langgraph._binding.authorize`, called by the tool
-  node (``with_inferact``) or ``wrap_tool_call`` (the middleware);
+  :mod:`~inferact_langgraph.guard.check` (:class:`~inferact_langgraph.guard.check.CriticStep`);
+* the review round, as a pure outcome: :mod:`~inferact_langgraph.guard.review`
+  (:class:`~inferact_langgraph.guard.review.ReviewProtocol`);
+* whether a call may run now: :func:`~inferact_langgraph.guard.binding.authorize`, called by
+  the tool node (``with_inferact``) or ``wrap_tool_call`` (the middleware);
 * feedback memory, written explicitly by the caller of a review
   (:meth:`InferActGuard.save_feedback`).
 
@@ -18,7 +18,7 @@ runs in an *earlier* step that writes its records to state, and the review only 
 edit of a critical call is re-checked inside a memoised ``langgraph.func.task``: once.
 
 Example:
-    >>> from inferact_langgraph._critical import CriticalSpec
+    >>> from inferact_langgraph.guard.marks import CriticalSpec
     >>> guard = InferActGuard(critic=None, specs={"buy_now": CriticalSpec()})
     >>> guard.options.on_reject, guard.is_critical({"name": "buy_now", "args": {}})
     ('continue', True)
@@ -33,27 +33,27 @@ from typing import Annotated, Any, NotRequired, cast
 from langgraph.func import task
 from typing_extensions import TypedDict
 
-from inferact_langgraph._binding import authorize
-from inferact_langgraph._critic_step import (
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.binding import authorize
+from inferact_langgraph.guard.check import (
     CriticStep,
 )
-from inferact_langgraph._critical import CriticalSpec, critical_spec
-from inferact_langgraph._options import GuardOptions
-from inferact_langgraph._reviewing import (
-    ReviewOutcome,
-    ReviewProtocol,
-    memory_context,
-)
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import (
+from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
+from inferact_langgraph.guard.memory import (
     FeedbackMemory,
     MemoryContext,
     memory_owner,
     recorded_owner,
     sign_owner,
 )
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.scope import TaskLocator
+from inferact_langgraph.guard.options import GuardOptions
+from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry
+from inferact_langgraph.guard.requests import TaskLocator
+from inferact_langgraph.guard.review import (
+    ReviewOutcome,
+    ReviewProtocol,
+    memory_context,
+)
 from inferact_langgraph.trajectory import TrajectoryError
 
 __all__ = ["InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]

@@ -1,7 +1,7 @@
 """The guard's typed records: the critic's check, the audit entry, the feedback entry.
 
 Each is a ``TypedDict`` kept in graph state (so it checkpoints as plain JSON-like data). A check
-record is bound to one exact call (see :mod:`inferact_langgraph._binding`); the audit entry and
+record is bound to one exact call (see :mod:`inferact_langgraph.guard.binding`); the audit entry and
 the review request copy what a reviewer or an auditor needs from it: the user's task, the
 action chain the critic judged, and the critic's numbers.
 
@@ -21,8 +21,8 @@ from typing import Any, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
-from inferact_langgraph._critical import RiskLevel
-from inferact_langgraph.review import ActionStep
+from inferact_langgraph.guard.marks import RiskLevel
+from inferact_langgraph.guard.payloads import ActionStep
 
 __all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry"]
 
@@ -40,7 +40,7 @@ class CheckRecord(TypedDict, total=False):
     tool: str
     args: dict[str, Any]
     args_sha256: str
-    """SHA-256 of the arguments (:func:`~inferact_langgraph._binding.args_digest`)."""
+    """SHA-256 of the arguments (:func:`~inferact_langgraph.guard.binding.args_digest`)."""
     risk: RiskLevel | None
     description: str | None
     critic: str | None
@@ -67,7 +67,7 @@ class CheckRecord(TypedDict, total=False):
     checked_at: float
     signature: str
     """HMAC-SHA256 of the binding and the decision, when records are signed
-    (:func:`~inferact_langgraph._binding.sign_record`)."""
+    (:func:`~inferact_langgraph.guard.binding.sign_record`)."""
 
 
 class AuditEntry(TypedDict):

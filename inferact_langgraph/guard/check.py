@@ -2,13 +2,14 @@
 
 A call is checked when its tool is critical (``@critical`` or ``critical=``) and its spec applies
 to the arguments. Before anything is checked, the last AI message's call ids are made unique
-(:func:`~inferact_langgraph._binding.with_unique_call_ids`); then each unchecked critical call is
-judged and written as a :class:`~inferact_langgraph.records.CheckRecord` bound to its message,
-position, name and arguments. A critic that fails, or answers a score outside [0, 1], gives a
+(:func:`~inferact_langgraph.guard.binding.with_unique_call_ids`); then each unchecked
+critical call is judged and written as a
+:class:`~inferact_langgraph.guard.records.CheckRecord` bound to its message, position, name
+and arguments. A critic that fails, or answers a score outside [0, 1], gives a
 record with an ``error``: the call fails closed.
 
 Example:
-    >>> from inferact_langgraph._critical import CriticalSpec
+    >>> from inferact_langgraph.guard.marks import CriticalSpec
     >>> step = CriticStep(critic=None, specs={"buy_now": CriticalSpec()})
     >>> step.is_critical({"name": "buy_now", "args": {}}), step.is_critical({"name": "search"})
     (True, False)
@@ -24,7 +25,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
-from inferact_langgraph._binding import (
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
@@ -35,12 +37,11 @@ from inferact_langgraph._binding import (
     sign_record,
     with_unique_call_ids,
 )
-from inferact_langgraph._critical import CriticalSpec, critical_spec
-from inferact_langgraph._reviewing import logger
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
-from inferact_langgraph.review import ActionStep
-from inferact_langgraph.scope import TaskLocator
+from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
+from inferact_langgraph.guard.payloads import ActionStep
+from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
+from inferact_langgraph.guard.requests import TaskLocator
+from inferact_langgraph.guard.review import logger
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]

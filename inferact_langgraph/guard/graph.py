@@ -9,7 +9,7 @@ a new compiled graph (the original is not modified) with three nodes added::
 
 * ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
   state key ``inferact_memory``; the actor node receives it as an extra message in its input
-  only (:func:`~inferact_langgraph._reviewing.memory_message`), so it is never written to the
+  only (:func:`~inferact_langgraph.guard.review.memory_message`), so it is never written to the
   thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
@@ -58,10 +58,13 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict, is_typeddict
 
-from inferact_langgraph._binding import last_ai_message, messages_of, pending_calls
-from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph._gate import InferActGuard, InferActStateKeys
-from inferact_langgraph._options import (
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.guard.binding import last_ai_message, messages_of, pending_calls
+from inferact_langgraph.guard.core import InferActGuard, InferActStateKeys
+from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
+from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
@@ -69,13 +72,10 @@ from inferact_langgraph._options import (
     Scope,
     resolve_options,
 )
-from inferact_langgraph._provenance import mark_tool_output
-from inferact_langgraph._reviewing import memory_message
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.scope import is_injected, request_positions
+from inferact_langgraph.guard.payloads import DECISION_TYPES
+from inferact_langgraph.guard.provenance import mark_tool_output
+from inferact_langgraph.guard.requests import is_injected, request_positions
+from inferact_langgraph.guard.review import memory_message
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
 
@@ -327,11 +327,11 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     Every input (an edge's state, a ``Send`` of calls, a ``Send`` with an inlined state, a
     caller's or a tool's ``Command(goto=...)``) is turned into a plain list of calls, so the
     state is always read from the graph's channels, never taken from a payload someone built.
-    A critical call then runs only if :func:`~inferact_langgraph._binding.authorize` finds a
+    A critical call then runs only if :func:`~inferact_langgraph.guard.binding.authorize` finds a
     record bound to exactly that call; otherwise it is answered with an error and audited.
     The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
     Every human message in a tool's ``Command`` (critical or not) leaves marked as the tool's
-    (:func:`~inferact_langgraph._provenance.mark_tool_output`): it is never the user's request.
+    (:func:`~inferact_langgraph.guard.provenance.mark_tool_output`): it is never the user's request.
     """
     key = getattr(tool_node, "_messages_key", None) or "messages"
 
