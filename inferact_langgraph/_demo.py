@@ -37,6 +37,8 @@ from inferact_langgraph.examples.demo_models import (
     make_env,
     oracle_feedback,
 )
+from inferact_langgraph.guard.graph import MEMORY_NODE
+from inferact_langgraph.guard.state import CHECKS, MEMORY
 
 __all__ = ["DemoError", "run_demo"]
 
@@ -136,17 +138,17 @@ class _Demo:
                 text = str(message.content)
                 short = text if len(text) <= 400 else text[:400] + " …"
                 self.console.print(f"[green]Observation:[/green] {escape(short)}")
-        memory = update.get("inferact_memory")
-        if node == "inferact_memory" and memory and memory.get("text"):
+        memory = update.get(MEMORY)
+        if node == MEMORY_NODE and memory and memory.get("text"):
             # The actor receives it in its model call only; it is not a message of the thread.
             self.console.print(
                 Panel(str(memory["text"]), title="memory: feedback from an earlier trial")
             )
         if node == "inferact_critic":
-            for record in (update.get("inferact_checks") or {}).values():
+            for record in (update.get(CHECKS) or {}).values():
                 self.show_check(record)
         elif node == "inferact_gate":
-            for call_id, record in (update.get("inferact_checks") or {}).items():
+            for call_id, record in (update.get(CHECKS) or {}).items():
                 if call_id not in self.edited:
                     continue
                 if record.get("flagged") and not record.get("decision"):

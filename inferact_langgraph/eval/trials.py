@@ -68,6 +68,7 @@ from inferact_langgraph.examples.demo_models import (
     oracle_feedback,
 )
 from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.state import CHECKS
 from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prompt
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 from inferact_langgraph.trajectory import Trajectory
@@ -575,7 +576,7 @@ class _Runner:
             else:
                 payload = Command(resume={"decisions": decisions})
         values = graph.get_state(cfg).values
-        checks = values.get("inferact_checks") or {}
+        checks = values.get(CHECKS) or {}
         if checks and record.flagged is None:
             last = list(checks.values())[-1]
             record.checked, record.flagged = True, bool(last.get("flagged"))

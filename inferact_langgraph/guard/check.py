@@ -30,10 +30,6 @@ from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
     sign_record,
     with_unique_call_ids,
 )
@@ -42,6 +38,15 @@ from inferact_langgraph.guard.payloads import ActionStep
 from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
 from inferact_langgraph.guard.requests import TaskLocator
 from inferact_langgraph.guard.review import logger
+from inferact_langgraph.guard.state import (
+    AUDIT,
+    CHECKS,
+    ROUTE,
+    last_ai_message,
+    last_ai_position,
+    messages_of,
+    pending_calls,
+)
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]
@@ -117,7 +122,7 @@ class CriticStep:
         if self.unique_ids(state) is not None:
             return True
         ai = last_ai_message(state)
-        checks = state.get("inferact_checks") or {}
+        checks = state.get(CHECKS) or {}
         return any(not is_bound(checks.get(c.get("id")), ai, i, c, self.key) for i, c, _ in calls)
 
     # ------------------------------------------------------------------ the critic step
@@ -225,7 +230,7 @@ class CriticStep:
                 renamed if getattr(m, "id", None) == renamed.id else m for m in messages_of(state)
             ]
         ai = last_ai_message(state)
-        checks = state.get("inferact_checks") or {}
+        checks = state.get(CHECKS) or {}
         todo = [
             (i, c, s)
             for i, c, s in self.critical_calls(state)
@@ -243,13 +248,13 @@ class CriticStep:
             for r in records
             if is_approved(r)
         ]
-        update: dict[str, Any] = {"inferact_route": None}
+        update: dict[str, Any] = {ROUTE: None}
         if records:
-            update["inferact_checks"] = {
+            update[CHECKS] = {
                 r["tool_call_id"]: sign_record(r, self.key) for r in records
             }
         if audit:
-            update["inferact_audit"] = audit
+            update[AUDIT] = audit
         if renamed is not None:
             update["messages"] = [renamed]  # same message id: replaced in place, new call ids
         return update

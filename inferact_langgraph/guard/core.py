@@ -26,12 +26,10 @@ Example:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, cast
+from typing import Any, cast
 
 from langgraph.func import task
-from typing_extensions import TypedDict
 
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.guard.binding import authorize
@@ -41,56 +39,22 @@ from inferact_langgraph.guard.check import (
 from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.memory import (
     FeedbackMemory,
-    MemoryContext,
     memory_owner,
     recorded_owner,
     sign_owner,
 )
 from inferact_langgraph.guard.options import GuardOptions
-from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry
+from inferact_langgraph.guard.records import CheckRecord
 from inferact_langgraph.guard.requests import TaskLocator
 from inferact_langgraph.guard.review import (
     ReviewOutcome,
     ReviewProtocol,
     memory_context,
 )
+from inferact_langgraph.guard.state import MEMORY
 from inferact_langgraph.trajectory import TrajectoryError
 
-__all__ = ["InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]
-
-
-def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Reducer for ``inferact_checks``: updates merge by tool call id (safe under fan-out)."""
-    merged = dict(left or {})
-    merged.update(right or {})
-    return merged
-
-
-def _latest(left: Any, right: Any) -> Any:
-    """Reducer for ``inferact_route``: the latest write wins.
-
-    A tool's or a caller's ``Command(goto=...)`` can make the critic and the gate run in the
-    same step; a plain key would then fail the run. Losing a route is safe: the tool node
-    still refuses every call without a bound approval.
-    """
-    return right
-
-
-class InferActStateKeys(TypedDict):
-    """The state keys the guard adds to a graph (all optional for the user)."""
-
-    inferact_checks: NotRequired[Annotated[dict[str, CheckRecord], merge_checks]]
-    """The critic's record per checked tool call id, bound to that exact call."""
-    inferact_audit: NotRequired[Annotated[list[AuditEntry], operator.add]]
-    """One entry per decided critical call: who decided what, when, and why."""
-    inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], operator.add]]
-    """Human feedback on rejected calls, in order."""
-    inferact_trial: NotRequired[int]
-    """The current trial (0-based); incremented by ``on_reject="retry"``."""
-    inferact_memory: NotRequired[Annotated[MemoryContext | None, _latest]]
-    """Earlier feedback for the task in scope, for the actor's model call (never a message)."""
-    inferact_route: NotRequired[Annotated[str | None, _latest]]
-    """Where the gate sends the run next: ``None``, ``"review"``, ``"retry"`` or ``"end"``."""
+__all__ = ["InferActGuard", "run_config"]
 
 
 def run_config() -> dict[str, Any]:
@@ -268,17 +232,17 @@ class InferActGuard:
         self, state: Mapping[str, Any], store: Any
     ) -> tuple[str | None, dict[str, Any]]:
         """(the task to load memory for, or None with the update to return instead)."""
-        current = state.get("inferact_memory")
+        current = state.get(MEMORY)
         if store is None and not current:
             return None, {}  # nothing to load, nothing to clear: no work on this path
         try:
             task_text = self.task_of(state)
         except TrajectoryError:
-            return None, ({"inferact_memory": None} if current else {})
+            return None, ({MEMORY: None} if current else {})
         if current and current.get("task") == task_text:
             return None, {}  # loaded for this request already (or written by a retry)
         if store is None:
-            return None, ({"inferact_memory": None} if current else {})
+            return None, ({MEMORY: None} if current else {})
         return task_text, {}
 
     def memory_update(
@@ -295,7 +259,7 @@ class InferActGuard:
         owner = self.owner(config)
         entries = self.memory.load(store, task_text, owner=owner)
         context = memory_context(task_text, entries, owner)
-        return {"inferact_memory": sign_owner(context, config, self.options.key)}
+        return {MEMORY: sign_owner(context, config, self.options.key)}
 
     async def amemory_update(
         self, state: Mapping[str, Any], store: Any, config: Mapping[str, Any] | None = None
@@ -307,7 +271,7 @@ class InferActGuard:
         owner = self.owner(config)
         entries = await self.memory.aload(store, task_text, owner=owner)
         context = memory_context(task_text, entries, owner)
-        return {"inferact_memory": sign_owner(context, config, self.options.key)}
+        return {MEMORY: sign_owner(context, config, self.options.key)}
 
     def feedback_owner(self, state: Any, config: Mapping[str, Any] | None) -> tuple[str, ...]:
         """Whose memory a review's feedback goes to: the thread's user, not the reviewer's.
@@ -316,7 +280,7 @@ class InferActGuard:
         that names no user, must never move a user's feedback into another namespace); else
         the owner of this run's config. With a signing key only a signed owner is recorded.
         """
-        memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
+        memory = state.get(MEMORY) if isinstance(state, Mapping) else None
         return recorded_owner(memory, config, self.options.key) or self.owner(config)
 
     def save_feedback(

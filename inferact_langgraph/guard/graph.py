@@ -60,8 +60,7 @@ from typing_extensions import TypedDict, is_typeddict
 
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.guard.binding import last_ai_message, messages_of, pending_calls
-from inferact_langgraph.guard.core import InferActGuard, InferActStateKeys
+from inferact_langgraph.guard.core import InferActGuard
 from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.guard.memory import FeedbackMemory
 from inferact_langgraph.guard.options import (
@@ -76,10 +75,18 @@ from inferact_langgraph.guard.payloads import DECISION_TYPES
 from inferact_langgraph.guard.provenance import mark_tool_output
 from inferact_langgraph.guard.requests import is_injected, request_positions
 from inferact_langgraph.guard.review import memory_message
+from inferact_langgraph.guard.state import (
+    MEMORY,
+    ROUTE,
+    GuardState,
+    last_ai_message,
+    messages_of,
+    pending_calls,
+)
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
 
-MEMORY_NODE = "inferact_memory"
+MEMORY_NODE = MEMORY
 CRITIC_NODE = "inferact_critic"
 GATE_NODE = "inferact_gate"
 
@@ -182,7 +189,7 @@ def _guard_schema(state_schema: type) -> type:
         raise UnsupportedGraphError(
             f"cannot read the graph's state schema {state_schema!r}: {exc}"
         ) from exc
-    hints.update(get_type_hints(InferActStateKeys, include_extras=True))
+    hints.update(get_type_hints(GuardState, include_extras=True))
     # Built at run time from the user's keys; mypy checks only TypedDicts written as literals.
     schema: type = TypedDict("InferActGuardState", hints, total=False)  # type: ignore[misc]
     return schema
@@ -271,7 +278,7 @@ def _untraced(func: Callable[..., Any], afunc: Callable[..., Any], name: str) ->
 
 def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[[Any], Any]:
     def route(state: Mapping[str, Any]) -> Any:
-        where = state.get("inferact_route")
+        where = state.get(ROUTE)
         if where == "end":
             return END
         if where == "retry":
@@ -380,7 +387,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
 
 def _with_memory(state: Any) -> Any:
     """The actor's input with the memory message after the newest request, or None."""
-    memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
+    memory = state.get(MEMORY) if isinstance(state, Mapping) else None
     text = memory.get("text") if isinstance(memory, Mapping) else None
     if not text:
         return None

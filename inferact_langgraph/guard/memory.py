@@ -38,30 +38,15 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired
+from typing import Any
 
-from typing_extensions import TypedDict
+from inferact_langgraph.guard.records import MemoryContext
 
 __all__ = ["FEEDBACK_MARKER", "SHARED_OWNER", "FeedbackMemory", "MemoryContext", "memory_owner"]
 
 FEEDBACK_MARKER = "Feedback from earlier trials of this task"
 SHARED_OWNER: tuple[str, ...] = ("shared",)
 """The owner of the feedback of runs that name no user: every such run shares it."""
-
-
-class MemoryContext(TypedDict):
-    """The state key ``inferact_memory``: earlier feedback for the task in scope."""
-
-    task: str
-    """The task it was loaded (or written, on a retry) for; a new task loads it again."""
-    text: str | None
-    """The memory the actor sees (``None``: no feedback for this task)."""
-    owner: NotRequired[list[str] | None]
-    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
-    under this owner, whoever answers the review."""
-    owner_signature: NotRequired[str | None]
-    """With ``GuardOptions(signing_key=...)``: an HMAC of ``owner`` and the thread id, so an
-    owner someone else wrote into the state (``update_state``) is not honoured."""
 
 
 def task_key(task: str) -> str:

@@ -37,15 +37,13 @@ from __future__ import annotations
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, get_args
+from typing import Any, Literal, get_args
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
-    AgentState,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
-    OmitFromInput,
     hook_config,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
@@ -53,10 +51,10 @@ from langgraph.types import Command
 
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.guard.binding import with_unique_call_ids
-from inferact_langgraph.guard.core import InferActGuard, merge_checks, run_config
+from inferact_langgraph.guard.core import InferActGuard, run_config
 from inferact_langgraph.guard.graph import build_critic
 from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.guard.memory import FeedbackMemory, MemoryContext
+from inferact_langgraph.guard.memory import FeedbackMemory
 from inferact_langgraph.guard.options import (
     GuardOptions,
     MemoryNamespace,
@@ -67,26 +65,12 @@ from inferact_langgraph.guard.options import (
 )
 from inferact_langgraph.guard.payloads import DECISION_TYPES
 from inferact_langgraph.guard.provenance import mark_tool_output
-from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry
+from inferact_langgraph.guard.state import AUDIT, CHECKS, MEMORY, ROUTE, InferActState
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 
 ReviewIn = Literal["after_model", "tool_call"]
 """Where a doubtful call is reviewed: after the model step (batched) or in its tool task."""
-
-
-def _add(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
-    return [*(left or []), *(right or [])]
-
-
-class InferActState(AgentState):
-    """``create_agent`` state with the guard's keys, left out of the agent's input schema."""
-
-    inferact_checks: NotRequired[Annotated[dict[str, CheckRecord], OmitFromInput, merge_checks]]
-    inferact_audit: NotRequired[Annotated[list[AuditEntry], OmitFromInput, _add]]
-    inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], OmitFromInput, _add]]
-    inferact_trial: NotRequired[Annotated[int, OmitFromInput]]
-    inferact_memory: NotRequired[Annotated[MemoryContext | None, OmitFromInput]]
 
 
 class InferActMiddleware(AgentMiddleware):
@@ -275,7 +259,7 @@ class InferActMiddleware(AgentMiddleware):
     # ------------------------------------------------------------------ the gate
     @staticmethod
     def _finish(update: dict[str, Any]) -> dict[str, Any] | None:
-        route = update.pop("inferact_route", None)
+        route = update.pop(ROUTE, None)
         if route == "end":
             update["jump_to"] = "end"
         elif route == "retry":
@@ -290,7 +274,7 @@ class InferActMiddleware(AgentMiddleware):
         Driven by the checkpointed records, not by the specs: a process that resumes the
         review may never have seen the tools.
         """
-        checks = state.get("inferact_checks")
+        checks = state.get(CHECKS)
         if not checks:
             return True
         for message in reversed(state.get("messages") or ()):
@@ -338,7 +322,7 @@ class InferActMiddleware(AgentMiddleware):
         self, request: Any, outcome: Any, update: dict[str, Any]
     ) -> tuple[Any, dict[str, Any]]:
         """(the request to run, or the answer that replaces it; the state update to keep)."""
-        update.pop("inferact_route", None)
+        update.pop(ROUTE, None)
         messages = update.pop("messages", [])
         call = request.tool_call
         answer = next(
@@ -357,9 +341,9 @@ class InferActMiddleware(AgentMiddleware):
             refusal = self.guard.refusal(edited, reason)
             return refusal.update["messages"][0], {
                 **update,
-                "inferact_audit": [
-                    *update.get("inferact_audit", []),
-                    *refusal.update["inferact_audit"],
+                AUDIT: [
+                    *update.get(AUDIT, []),
+                    *refusal.update[AUDIT],
                 ],
             }
         edited = outcome.edits.get(call["id"])
@@ -441,7 +425,7 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
     Only the request changes: the feedback is never written to the agent's messages, so the
     thread (and a chat UI that shows it) never holds it.
     """
-    memory = (request.state or {}).get("inferact_memory")
+    memory = (request.state or {}).get(MEMORY)
     text = memory.get("text") if isinstance(memory, Mapping) else None
     if not text:
         return request
@@ -468,7 +452,7 @@ async def _ready(value: Any) -> Any:
 def _extend(response: Any, update: dict[str, Any]) -> Any:
     if not update:
         return response
-    update = {k: v for k, v in update.items() if k not in ("inferact_route", "messages")}
+    update = {k: v for k, v in update.items() if k not in (ROUTE, "messages")}
     if isinstance(response, AIMessage):
         response = ModelResponse(result=[response])
     return ExtendedModelResponse(model_response=response, command=Command(update=update))

@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 from inferact_langgraph.guard.marks import RiskLevel
 from inferact_langgraph.guard.payloads import ActionStep
 
-__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry"]
+__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry", "MemoryContext"]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
 
@@ -112,6 +112,21 @@ class FeedbackEntry(TypedDict):
     """True when the human only said "wrong" (``False`` / a reject without a message)."""
     task: str
     trial: int
+
+
+class MemoryContext(TypedDict):
+    """Earlier feedback for the task in scope, as the actor's model call receives it."""
+
+    task: str
+    """The task it was loaded (or written, on a retry) for; a new task loads it again."""
+    text: str | None
+    """The memory the actor sees (``None``: no feedback for this task)."""
+    owner: NotRequired[list[str] | None]
+    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
+    under this owner, whoever answers the review."""
+    owner_signature: NotRequired[str | None]
+    """With ``GuardOptions(signing_key=...)``: an HMAC of ``owner`` and the thread id, so an
+    owner someone else wrote into the state (``update_state``) is not honoured."""
 
 
 def is_unit(value: Any) -> TypeGuard[float]:

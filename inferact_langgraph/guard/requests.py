@@ -45,14 +45,14 @@ from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from inferact_langgraph.guard.binding import messages_of
 from inferact_langgraph.guard.options import Scope
 from inferact_langgraph.guard.provenance import is_tool_added
+from inferact_langgraph.guard.state import MEMORY, messages_of
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
 
-MEMORY_NAME = "inferact_memory"
+MEMORY_NAME = MEMORY
 """The ``name`` of the message that carries earlier feedback into the actor's input."""
 MEMORY_ID = "do-not-render-inferact-memory"
 """Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""

@@ -29,14 +29,9 @@ from pydantic import BaseModel, ValidationError
 
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.guard.binding import (
-    answered_after,
     args_digest,
     is_approved,
     is_bound,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
     sign_record,
 )
 from inferact_langgraph.guard.marks import CriticalSpec
@@ -66,6 +61,19 @@ from inferact_langgraph.guard.requests import (
     request_positions,
 )
 from inferact_langgraph.guard.resume import require_checkpointer
+from inferact_langgraph.guard.state import (
+    AUDIT,
+    CHECKS,
+    FEEDBACK,
+    MEMORY,
+    ROUTE,
+    TRIAL,
+    answered_after,
+    last_ai_message,
+    last_ai_position,
+    messages_of,
+    pending_calls,
+)
 
 __all__ = [
     "Recheck",
@@ -155,19 +163,19 @@ class ReviewOutcome:
     def update(self) -> dict[str, Any]:
         """The graph state update (without the feedback's store write)."""
         # The route is always written: a stale "review" must never send the run round again.
-        update: dict[str, Any] = {"inferact_route": self.route}
+        update: dict[str, Any] = {ROUTE: self.route}
         if self.checks:
-            update["inferact_checks"] = self.checks
+            update[CHECKS] = self.checks
         if self.audit:
-            update["inferact_audit"] = self.audit
+            update[AUDIT] = self.audit
         if self.feedback:
-            update["inferact_feedback"] = self.feedback
+            update[FEEDBACK] = self.feedback
         if self.messages:
             update["messages"] = self.messages
         if self.trial is not None:
-            update["inferact_trial"] = self.trial
+            update[TRIAL] = self.trial
         if self.memory is not None:
-            update["inferact_memory"] = self.memory
+            update[MEMORY] = self.memory
         return update
 
 
@@ -225,7 +233,7 @@ class ReviewProtocol:
         block: list[CheckRecord] = []
         allow: list[CheckRecord] = []
         ai, pending = pending_calls(state)
-        checks = state.get("inferact_checks") or {}
+        checks = state.get(CHECKS) or {}
         # Driven by the checkpointed records, not by the tool specs: a process that resumes
         # the review may never have seen the tools.
         for index, call in pending:
@@ -454,7 +462,7 @@ class ReviewProtocol:
             outcome.messages.extend(self._cancel_others(state, ai, outcome))
             outcome.route = "end"
         elif self.options.on_reject == "retry":
-            trial = int(state.get("inferact_trial") or 0) + 1
+            trial = int(state.get(TRIAL) or 0) + 1
             if trial >= self.options.max_trials:
                 outcome.messages.extend(self._cancel_others(state, ai, outcome))
                 outcome.route = "end"
@@ -465,10 +473,10 @@ class ReviewProtocol:
                 task = self.task_of(state)
                 feedback = [  # this task's feedback only: a thread may hold other requests
                     e
-                    for e in [*(state.get("inferact_feedback") or []), *outcome.feedback]
+                    for e in [*(state.get(FEEDBACK) or []), *outcome.feedback]
                     if e.get("task") == task
                 ]
-                earlier = state.get("inferact_memory") or {}
+                earlier = state.get(MEMORY) or {}
                 outcome.memory = memory_context(task, feedback, earlier.get("owner"))
                 if earlier.get("owner_signature"):  # the same owner, still signed
                     outcome.memory["owner_signature"] = earlier["owner_signature"]
@@ -521,7 +529,7 @@ class ReviewProtocol:
                     or "The user judged this action incorrect (binary feedback).",
                     "binary": decision.message is None,
                     "task": record.get("task") or self.task_of(state),
-                    "trial": int(state.get("inferact_trial") or 0),
+                    "trial": int(state.get(TRIAL) or 0),
                 }
             )
         elif decision.type == "respond":
@@ -603,7 +611,7 @@ class ReviewProtocol:
             "args": dict(call.get("args") or {}),
         }
         entry = audit_entry(record, decision="reject", decided_by="guard", feedback=reason)
-        return Command(update={"messages": [message], "inferact_audit": [entry]})
+        return Command(update={"messages": [message], AUDIT: [entry]})
 
     # ------------------------------------------------------------------ a new user message
     def supersede_pending(self, state: Any) -> dict[str, Any]:
@@ -637,7 +645,7 @@ class ReviewProtocol:
         open_calls = [(i, c) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
         if not open_calls:
             return {}
-        checks: Mapping[str, CheckRecord] = state.get("inferact_checks") or {}
+        checks: Mapping[str, CheckRecord] = state.get(CHECKS) or {}
         answers: list[ToolMessage] = []
         audit: list[AuditEntry] = []
         decided: dict[str, CheckRecord] = {}
@@ -681,7 +689,7 @@ class ReviewProtocol:
             ],
         }
         if decided:
-            update["inferact_checks"] = {k: sign_record(v, self.key) for k, v in decided.items()}
+            update[CHECKS] = {k: sign_record(v, self.key) for k, v in decided.items()}
         if audit:
-            update["inferact_audit"] = audit
+            update[AUDIT] = audit
         return update

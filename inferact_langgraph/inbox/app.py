@@ -46,6 +46,7 @@ from starlette.routing import Route
 
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.guard.payloads import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
+from inferact_langgraph.guard.state import AUDIT
 from inferact_langgraph.inbox.view import ThreadView, pending_interrupts, thread_view
 
 __all__ = [
@@ -242,7 +243,7 @@ def _outcome(
     values: Mapping[str, Any] = raw_values if isinstance(raw_values, Mapping) else {}
     audit = [
         e
-        for e in (values.get("inferact_audit") or [])
+        for e in (values.get(AUDIT) or [])
         if isinstance(e, Mapping) and e.get("tool_call_id") in set(decided_ids)
     ]
     last_text = None

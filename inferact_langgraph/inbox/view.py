@@ -52,6 +52,7 @@ from typing_extensions import TypedDict
 from inferact_langgraph._parsing import parse_verification
 from inferact_langgraph.errors import InferActError
 from inferact_langgraph.guard.requests import is_injected
+from inferact_langgraph.guard.state import CHECKS
 from inferact_langgraph.prompts import option_labels
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
@@ -319,7 +320,7 @@ def _verdict_for(
     An edited call under a second review has a fresh verdict that is not in state yet; the
     record in state then belongs to the arguments before the edit and must not be shown.
     """
-    checks = state.get("inferact_checks")
+    checks = state.get(CHECKS)
     record = checks.get(call_id) if isinstance(checks, Mapping) and call_id else None
     if not isinstance(record, Mapping):
         return None
