@@ -43,9 +43,7 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_type_hints
 
@@ -60,6 +58,16 @@ from typing_extensions import TypedDict, is_typeddict
 
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.guard._compat import (
+    add_schema,
+    attach_guard,
+    copy_builder,
+    replace_branch,
+    replace_node,
+    sent_calls,
+    tool_node_messages_key,
+    untraced,
+)
 from inferact_langgraph.guard.core import InferActGuard
 from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
 from inferact_langgraph.guard.memory import FeedbackMemory
@@ -168,19 +176,6 @@ def _cached(critic: Critic, cache: Any) -> Critic:
     return CachedCritic(critic, cache=None if cache is True else cache)
 
 
-def _copy_builder(builder: StateGraph[Any]) -> StateGraph[Any]:
-    new = copy.copy(builder)
-    new.nodes = dict(builder.nodes)
-    new.edges = set(builder.edges)
-    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
-    new.schemas = dict(builder.schemas)
-    new.channels = dict(builder.channels)
-    new.managed = dict(builder.managed)
-    new.waiting_edges = set(builder.waiting_edges)
-    new.compiled = False
-    return new
-
-
 def _guard_schema(state_schema: type) -> type:
     """The user's state keys plus the guard's, for the nodes the guard adds."""
     try:
@@ -258,22 +253,7 @@ def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
     ends = spec.ends
     if isinstance(ends, dict):
         ends = {**ends, CRITIC_NODE: CRITIC_NODE}
-    return spec._replace(path=_untraced(route, aroute, f"inferact_{path.name}"), ends=ends)
-
-
-def _untraced(func: Callable[..., Any], afunc: Callable[..., Any], name: str) -> Any:
-    """A runnable for a route or node that runs on every step: untraced, as LangGraph's own.
-
-    A traced ``RunnableLambda`` here made every non-critical step about 10% slower (see
-    docs/benchmarks.md, target 2). ``RunnableCallable`` (re-exported by ``langgraph.utils``,
-    the base of ``ToolNode``) is the only runnable with sync and async twins and no trace.
-    """
-    try:
-        # Re-exported there without an __all__, which mypy reads as private.
-        from langgraph.utils.runnable import RunnableCallable  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - a future LangGraph moved it: fall back, traced
-        return RunnableLambda(func, afunc=afunc, name=name)
-    return RunnableCallable(func, afunc, name=name, trace=False)
+    return replace_branch(spec, path=untraced(route, aroute, f"inferact_{path.name}"), ends=ends)
 
 
 def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[[Any], Any]:
@@ -300,15 +280,9 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
 
 def _calls_of(node_input: Any) -> list[ToolCall]:
     """The tool calls a ``ToolNode`` runs for this input (its own three input shapes)."""
-    if (
-        isinstance(node_input, list)
-        and node_input
-        and isinstance(node_input[-1], dict)
-        and node_input[-1].get("type") == "tool_call"
-    ):
-        return node_input
-    if isinstance(node_input, dict) and node_input.get("__type") == "tool_call_with_context":
-        return [node_input["tool_call"]]
+    sent = sent_calls(node_input)
+    if sent is not None:
+        return sent
     ai = last_ai_message(node_input)
     return list(ai.tool_calls) if ai is not None else []
 
@@ -340,7 +314,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     Every human message in a tool's ``Command`` (critical or not) leaves marked as the tool's
     (:func:`~inferact_langgraph.guard.provenance.mark_tool_output`): it is never the user's request.
     """
-    key = getattr(tool_node, "_messages_key", None) or "messages"
+    key = tool_node_messages_key(tool_node)
 
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
@@ -382,7 +356,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
             return mark_tool_output(await tool_node.ainvoke(node_input, config), key)
         return mark_tool_output(await checker.ainvoke(calls, config), key)
 
-    return _untraced(run, arun, tool_node.name or "tools")
+    return untraced(run, arun, tool_node.name or "tools")
 
 
 def _with_memory(state: Any) -> Any:
@@ -425,7 +399,7 @@ def _actor_with_memory(actor: Any) -> Any:
             return await actor.ainvoke(state, config)
         return _without_memory(await actor.ainvoke(given, config))
 
-    return _untraced(run, arun, getattr(actor, "name", None) or "actor")
+    return untraced(run, arun, getattr(actor, "name", None) or "actor")
 
 
 def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
@@ -580,7 +554,7 @@ def with_inferact(
         tools=available,
     )
 
-    new = _copy_builder(builder)
+    new = copy_builder(builder)
     schema = _guard_schema(builder.state_schema)
 
     # Every route into the tool node passes the critic first when it carries a critical call.
@@ -618,10 +592,8 @@ def with_inferact(
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
-    new.nodes[tools_name] = dataclasses.replace(
-        new.nodes[tools_name],
-        runnable=_guarded_tool_node(guard, tool_node),
-        input_schema=schema,
+    replace_node(
+        new, tools_name, runnable=_guarded_tool_node(guard, tool_node), input_schema=schema
     )
 
     # The actor receives earlier feedback in its input only (never written to the thread).
@@ -632,9 +604,9 @@ def with_inferact(
         actor_input = schema
         if actor_schema is not builder.state_schema:
             actor_input = _guard_schema(actor_schema)
-            new._add_schema(actor_input)
-        new.nodes[actor] = dataclasses.replace(
-            actor_spec, runnable=_actor_with_memory(actor_spec.runnable), input_schema=actor_input
+            add_schema(new, actor_input)
+        replace_node(
+            new, actor, runnable=_actor_with_memory(actor_spec.runnable), input_schema=actor_input
         )
 
     new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
@@ -648,8 +620,7 @@ def with_inferact(
         [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
-    # For introspection and tests: the guard behind the graph (CompiledStateGraph has no slot).
-    compiled.inferact_guard = guard  # type: ignore[attr-defined]
+    attach_guard(compiled, guard)
     return compiled
 
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
-from langgraph.errors import _mark_invalid_resume
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.guard._compat import mark_invalid_resume
 from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
@@ -389,7 +389,7 @@ class ReviewProtocol:
             # LangGraph marks its own ValidationError; ours replaces it with a clearer error,
             # which must carry the same mark so ToolNode re-raises it instead of answering
             # the call with it. There is no public API to set that mark.
-            _mark_invalid_resume(error)
+            mark_invalid_resume(error)
             raise error from None
 
     def steps(
