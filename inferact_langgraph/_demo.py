@@ -29,6 +29,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from inferact_langgraph.errors import DemoError
 from inferact_langgraph.examples._common import last_result
 from inferact_langgraph.examples.demo_models import (
     ENVIRONMENTS,
@@ -54,10 +55,6 @@ CHOICES = {
     "r": "reject",
     "reject": "reject",
 }
-
-
-class DemoError(Exception):
-    """A demo that cannot run (bad options, no terminal); the message says why."""
 
 
 def _open_persistence(db: Path) -> tuple[Any, Any]:

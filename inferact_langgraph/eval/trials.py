@@ -55,6 +55,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph.critics import CRITIC_SPECS, Critic, Usage, make_critic
+from inferact_langgraph.errors import TrialsError
 from inferact_langgraph.examples.alfworld import object_type
 from inferact_langgraph.examples.demo_models import (
     ENVIRONMENTS,
@@ -100,10 +101,6 @@ TEMPLATE_FEEDBACK_LABEL = (
     "oracle_feedback template from the gold answer (offline) — not written by an LLM"
 )
 BINARY_FEEDBACK_LABEL = "binary: 'incorrect' from the gold label, then the actor's self-reflection"
-
-
-class TrialsError(ValueError):
-    """Bad options for a trials run; the message says which and why."""
 
 
 # ---------------------------------------------------------------------------- records

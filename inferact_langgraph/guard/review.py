@@ -26,7 +26,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
-from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.errors import CheckpointerRequiredError, ResumeError
 from inferact_langgraph.guard._compat import mark_invalid_resume
 from inferact_langgraph.guard.binding import (
     args_digest,
@@ -60,7 +60,6 @@ from inferact_langgraph.guard.requests import (
     is_injected,
     request_positions,
 )
-from inferact_langgraph.guard.resume import require_checkpointer
 from inferact_langgraph.guard.state import (
     AUDIT,
     CHECKS,
@@ -112,6 +111,44 @@ def memory_context(
         "text": render_feedback(entries) if entries else None,
         "owner": None if owner is None else list(owner),
     }
+
+
+def require_checkpointer(config: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`CheckpointerRequiredError` unless this run can be resumed.
+
+    Checked when a review is about to open, not when the graph is compiled: the LangGraph
+    server compiles graphs without a checkpointer and supplies its own with every run. The run's
+    config carries the checkpointer under ``langgraph.constants.CONFIG_KEY_CHECKPOINTER`` (the
+    key the server itself sets).
+
+    Args:
+        config: The run's config; by default the current run's (``langgraph.config.get_config``).
+
+    Example:
+        >>> require_checkpointer({"configurable": {"__pregel_checkpointer": None}})
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.errors.CheckpointerRequiredError: InferAct needs a checkpointer ...
+    """
+    from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+
+    if config is None:
+        try:
+            from langgraph.config import get_config
+
+            config = get_config()
+        except RuntimeError:
+            return  # not inside a graph run: nothing to check
+    configurable = config.get("configurable") or {}
+    if configurable.get(CONFIG_KEY_CHECKPOINTER):
+        return
+    raise CheckpointerRequiredError(
+        "InferAct needs a checkpointer to pause for a human review: a doubtful critical call "
+        "was not run, and without a checkpointer the review could never be resumed. Pass one "
+        "(with_inferact(..., checkpointer=InMemorySaver()) or create_agent(..., "
+        "checkpointer=...)) and a thread_id in the config. Served by the LangGraph server, the "
+        "server supplies it."
+    )
 
 
 def _rejection_message(
