@@ -9,7 +9,7 @@ a new compiled graph (the original is not modified) with three nodes added::
 
 * ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
   state key ``inferact_memory``; the actor node receives it as an extra message in its input
-  only (:func:`~inferact_langgraph.guard.review.memory_message`), so it is never written to the
+  only (:func:`~inferact_langgraph.guard.memory.memory_message`), so it is never written to the
   thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
@@ -43,7 +43,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_type_hints
 
@@ -53,7 +52,7 @@ from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command, Send
+from langgraph.types import Send
 from typing_extensions import TypedDict, is_typeddict
 
 from inferact_langgraph.critics.base import Critic
@@ -68,21 +67,27 @@ from inferact_langgraph.guard._compat import (
     tool_node_messages_key,
     untraced,
 )
+from inferact_langgraph.guard.binding import authorize
 from inferact_langgraph.guard.core import InferActGuard
 from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.memory import (
+    FeedbackMemory,
+    memory_message,
+    memory_text,
+    without_memory_messages,
+)
 from inferact_langgraph.guard.options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
+    resolve_critic,
     resolve_options,
 )
 from inferact_langgraph.guard.payloads import DECISION_TYPES
 from inferact_langgraph.guard.provenance import mark_tool_output
-from inferact_langgraph.guard.requests import is_injected, request_positions
-from inferact_langgraph.guard.review import memory_message
+from inferact_langgraph.guard.requests import request_positions
 from inferact_langgraph.guard.state import (
     MEMORY,
     ROUTE,
@@ -92,7 +97,7 @@ from inferact_langgraph.guard.state import (
     pending_calls,
 )
 
-__all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
+__all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "with_inferact"]
 
 MEMORY_NODE = MEMORY
 CRITIC_NODE = "inferact_critic"
@@ -103,77 +108,6 @@ SUPPORTED = (
     "langgraph.prebuilt.create_react_agent, or a compiled graph from "
     "langchain.agents.create_agent"
 )
-
-
-def build_critic(
-    *,
-    model: Any = None,
-    critic: Critic | None = None,
-    threshold: float | None = None,
-    preset: str = "generic",
-    cache: Any = None,
-    calibration: Any = None,
-) -> Critic:
-    """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
-
-    ``cache=True`` keeps verdicts in memory; a verdict store
-    (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
-    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead. ``calibration``
-    (a :class:`~inferact_langgraph.calibration.Calibration` or the path of its file) maps
-    InferAct's score to P(on track) before it meets ``threshold``.
-
-    Raises:
-        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` or
-            ``calibration`` given together with a ready-made critic (set them on the critic
-            instead); a calibration that is not one (``CalibrationError``).
-        FileNotFoundError: ``calibration`` names a file that does not exist.
-
-    Example:
-        >>> from inferact_langgraph.calibration import Calibration
-        >>> from inferact_langgraph.testing import scripted_critic_model
-        >>> critic = build_critic(model=scripted_critic_model(0.6), threshold=0.5,
-        ...                       calibration=Calibration.platt(slope=10, intercept=-8))
-        >>> critic.calibration.method, critic.threshold
-        ('platt', 0.5)
-    """
-    if critic is not None:
-        if not isinstance(critic, Critic):
-            raise TypeError(
-                f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}"
-            )
-        if model is not None:
-            raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
-        if threshold is not None:
-            raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
-        if calibration is not None:
-            raise ValueError(
-                "calibration= goes to the critic you built, with its threshold: "
-                'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
-                "or InferActCritic(..., calibration=...); then pass critic= alone"
-            )
-        return _cached(critic, cache)
-    if model is None:
-        raise ValueError(
-            "with_inferact needs model= (a chat model or an init_chat_model string such as "
-            "'openai:gpt-4o') or critic= (any inferact_langgraph critic)"
-        )
-    from inferact_langgraph.critics.inferact import InferActCritic
-
-    built = InferActCritic(
-        model=model,
-        threshold=0.5 if threshold is None else threshold,
-        preset=preset,
-        calibration=calibration,
-    )
-    return _cached(built, cache)
-
-
-def _cached(critic: Critic, cache: Any) -> Critic:
-    if cache is None or cache is False:
-        return critic
-    from inferact_langgraph.cache import CachedCritic
-
-    return CachedCritic(critic, cache=None if cache is True else cache)
 
 
 def _guard_schema(state_schema: type) -> type:
@@ -239,7 +173,9 @@ def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
 
     def redirect(state: Any, result: Any) -> Any:
         items = result if isinstance(result, list) else [result]
-        if not any(_targets_tools(i, tools) for i in items) or not guard.critical_calls(state):
+        if not any(_targets_tools(i, tools) for i in items):
+            return result  # not bound for the tools: zero added work
+        if not guard.critic_step.critical_calls(state):
             return result  # nothing critical: zero added work
         kept = [i for i in items if not _targets_tools(i, tools)]
         return [*kept, CRITIC_NODE]
@@ -270,8 +206,10 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
         for _index, call in pending:
             # Never send a critical call without a bound verdict or approval (the tool node
             # checks again: this is only where the run goes next).
-            if guard.is_critical(call) and guard.authorize(state, call)[1] is not None:
-                continue
+            if guard.critic_step.is_critical(call):
+                _, reason = authorize(state, call, key=guard.options.key)
+                if reason is not None:
+                    continue
             sends.append(Send(tools, [call]))  # the tool node reads the state itself
         return sends or actor
 
@@ -316,21 +254,25 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     """
     key = tool_node_messages_key(tool_node)
 
-    def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
+    def refused(request: Any) -> Any:
+        """The answer that replaces a critical call without a bound approval, else None."""
         call = request.tool_call
-        if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
-            if reason is not None:
-                return guard.refusal(call, reason)
-        return _as_answers(tool_node.invoke([call], request.runtime.config))
+        if not guard.critic_step.is_critical(call, request.tool):
+            return None
+        _, reason = authorize(request.state, call, key=guard.options.key)
+        return None if reason is None else guard.protocol.refusal(call, reason)
+
+    def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
+        answer = refused(request)
+        if answer is not None:
+            return answer
+        return _as_answers(tool_node.invoke([request.tool_call], request.runtime.config))
 
     async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
-        call = request.tool_call
-        if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
-            if reason is not None:
-                return guard.refusal(call, reason)
-        return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+        answer = refused(request)
+        if answer is not None:
+            return answer
+        return _as_answers(await tool_node.ainvoke([request.tool_call], request.runtime.config))
 
     checker = ToolNode(
         list(tool_node.tools_by_name.values()),
@@ -342,7 +284,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
 
     def needs_check(node_input: Any) -> list[ToolCall] | None:
         calls = _calls_of(node_input)
-        return calls if any(guard.is_critical(c) for c in calls) else None
+        return calls if any(guard.critic_step.is_critical(c) for c in calls) else None
 
     def run(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
@@ -361,27 +303,13 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
 
 def _with_memory(state: Any) -> Any:
     """The actor's input with the memory message after the newest request, or None."""
-    memory = state.get(MEMORY) if isinstance(state, Mapping) else None
-    text = memory.get("text") if isinstance(memory, Mapping) else None
-    if not text:
+    text = memory_text(state)
+    if text is None:
         return None
     messages = messages_of(state)
     positions = request_positions(messages)
     at = positions[-1] + 1 if positions else 0
     return {**state, "messages": [*messages[:at], memory_message(text), *messages[at:]]}
-
-
-def _without_memory(out: Any) -> Any:
-    """The actor's output without the memory message (a node returning its input's messages)."""
-    if isinstance(out, list):
-        return [_without_memory(item) for item in out]
-    if isinstance(out, Command) and isinstance(out.update, dict):
-        return dataclasses.replace(out, update=_without_memory(out.update))
-    if isinstance(out, dict) and isinstance(out.get("messages"), list):
-        kept = [m for m in out["messages"] if not is_injected(m)]
-        if len(kept) != len(out["messages"]):
-            return {**out, "messages": kept}
-    return out
 
 
 def _actor_with_memory(actor: Any) -> Any:
@@ -391,13 +319,13 @@ def _actor_with_memory(actor: Any) -> Any:
         given = _with_memory(state)
         if given is None:  # no memory: the user's node as is
             return actor.invoke(state, config)
-        return _without_memory(actor.invoke(given, config))
+        return without_memory_messages(actor.invoke(given, config))
 
     async def arun(state: Any, config: RunnableConfig) -> Any:
         given = _with_memory(state)
         if given is None:
             return await actor.ainvoke(state, config)
-        return _without_memory(await actor.ainvoke(given, config))
+        return without_memory_messages(await actor.ainvoke(given, config))
 
     return untraced(run, arun, getattr(actor, "name", None) or "actor")
 
@@ -541,7 +469,7 @@ def with_inferact(
             f"the graph's tools are {sorted(available)}"
         )
     guard = InferActGuard(
-        critic=build_critic(
+        critic=resolve_critic(
             model=model,
             critic=critic,
             threshold=threshold,
@@ -584,11 +512,11 @@ def with_inferact(
         return await guard.astart_run(state, _store_from(), config)
 
     def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return guard.save_feedback(guard.review(state), _store_from(), config, state)
+        return guard.finish_review(guard.review(state), _store_from(), config, state)
 
     async def agate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         outcome = await guard.areview(state)
-        return await guard.asave_feedback(outcome, _store_from(), config, state)
+        return await guard.afinish_review(outcome, _store_from(), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
@@ -610,7 +538,8 @@ def with_inferact(
         )
 
     new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
-    new.add_node(CRITIC_NODE, RunnableLambda(guard.check, afunc=guard.acheck), input_schema=schema)
+    step = guard.critic_step
+    new.add_node(CRITIC_NODE, RunnableLambda(step.check, afunc=step.acheck), input_schema=schema)
     new.add_node(GATE_NODE, RunnableLambda(gate_node, afunc=agate_node), input_schema=schema)
     new.add_edge(START, MEMORY_NODE)
     new.add_edge(CRITIC_NODE, GATE_NODE)

@@ -46,26 +46,26 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     hook_config,
 )
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.guard.binding import with_unique_call_ids
+from inferact_langgraph.guard.binding import authorize, with_unique_call_ids
 from inferact_langgraph.guard.core import InferActGuard, run_config
-from inferact_langgraph.guard.graph import build_critic
 from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.memory import FeedbackMemory, memory_text, system_message_with
 from inferact_langgraph.guard.options import (
     GuardOptions,
     MemoryNamespace,
     OnCriticError,
     OnReject,
     Scope,
+    resolve_critic,
     resolve_options,
 )
 from inferact_langgraph.guard.payloads import DECISION_TYPES
 from inferact_langgraph.guard.provenance import mark_tool_output
-from inferact_langgraph.guard.state import AUDIT, CHECKS, MEMORY, ROUTE, InferActState
+from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 
@@ -165,7 +165,7 @@ class InferActMiddleware(AgentMiddleware):
         self.review_in = review_in
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
-            critic=build_critic(
+            critic=resolve_critic(
                 model=model,
                 critic=critic,
                 threshold=threshold,
@@ -219,7 +219,7 @@ class InferActMiddleware(AgentMiddleware):
             ai.tool_calls = unique.tool_calls
         state = dict(request.state)
         state["messages"] = [*earlier, *messages]
-        return state if self.guard.needs_check(state) else None
+        return state if self.guard.critic_step.needs_check(state) else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the actor (given earlier feedback), then judge its critical calls."""
@@ -228,7 +228,7 @@ class InferActMiddleware(AgentMiddleware):
         state = self._state_to_check(request, response)
         if state is None:
             return response
-        return _extend(response, self.guard.check(state))
+        return _extend(response, self.guard.critic_step.check(state))
 
     # Off-path cost (issue 13): the async hooks are plain functions that return an awaitable.
     # create_agent wraps every wrap hook in langsmith's ``traceable``; for an ``async def``
@@ -254,7 +254,7 @@ class InferActMiddleware(AgentMiddleware):
         state = self._state_to_check(request, response)
         if state is None:
             return response
-        return _extend(response, await self.guard.acheck(state))
+        return _extend(response, await self.guard.critic_step.acheck(state))
 
     # ------------------------------------------------------------------ the gate
     @staticmethod
@@ -289,7 +289,7 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = self.guard.review(state)
         store = getattr(runtime, "store", None)
-        return self._finish(self.guard.save_feedback(outcome, store, run_config(), state))
+        return self._finish(self.guard.finish_review(outcome, store, run_config(), state))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -298,25 +298,25 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = await self.guard.areview(state)
         store = getattr(runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config(), state)
+        update = await self.guard.afinish_review(outcome, store, run_config(), state)
         return self._finish(update)
 
     # ------------------------------------------------------------------ the enforcement point
     def _decide(self, request: Any) -> tuple[str, Any]:
         """``("run", request)``, ``("review", None)`` or ``("refuse", answer)``."""
         call = request.tool_call
-        if not self.guard.is_critical(call, request.tool):
+        if not self.guard.critic_step.is_critical(call, request.tool):
             return "run", request
         tools = getattr(getattr(request, "runtime", None), "tools", None)
         if tools and not self.guard.tools:  # a resuming process learns them here
             self.guard.learn_tools(tools)
         state = request.state or {}
-        _, reason = self.guard.authorize(state, call)
+        _, reason = authorize(state, call, key=self.guard.options.key)
         if reason is None:
             return "run", request
-        if any(self.guard.to_review(state, only=call.get("id"))):
+        if any(self.guard.protocol.to_review(state, only=call.get("id"))):
             return "review", None  # bound to this call and doubted: the human decides here
-        return "refuse", self.guard.refusal(call, reason)
+        return "refuse", self.guard.protocol.refusal(call, reason)
 
     def _outcome(
         self, request: Any, outcome: Any, update: dict[str, Any]
@@ -338,7 +338,7 @@ class InferActMiddleware(AgentMiddleware):
                 f"the edited call {edited['name']}({edited['args']}) was doubted by the critic "
                 f"again (score {record.get('score')}); propose it again to have it reviewed"
             )
-            refusal = self.guard.refusal(edited, reason)
+            refusal = self.guard.protocol.refusal(edited, reason)
             return refusal.update["messages"][0], {
                 **update,
                 AUDIT: [
@@ -371,7 +371,7 @@ class InferActMiddleware(AgentMiddleware):
             return target
         outcome = self.guard.review(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = self.guard.save_feedback(outcome, store, run_config(), request.state)
+        update = self.guard.finish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -396,7 +396,7 @@ class InferActMiddleware(AgentMiddleware):
     ) -> Any:
         outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
+        update = await self.guard.afinish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -425,18 +425,10 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
     Only the request changes: the feedback is never written to the agent's messages, so the
     thread (and a chat UI that shows it) never holds it.
     """
-    memory = (request.state or {}).get(MEMORY)
-    text = memory.get("text") if isinstance(memory, Mapping) else None
-    if not text:
+    text = memory_text(request.state or {})
+    if text is None:
         return request
-    system = request.system_message
-    if system is None:
-        return request.override(system_message=SystemMessage(text))
-    if isinstance(system.content, str):
-        content: Any = f"{system.content}\n\n{text}" if system.content else text
-    else:
-        content = [*system.content, {"type": "text", "text": text}]
-    return request.override(system_message=SystemMessage(content))
+    return request.override(system_message=system_message_with(request.system_message, text))
 
 
 async def _marked(result: Awaitable[Any]) -> Any:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.memory import MemoryNamespace
 from inferact_langgraph.guard.payloads import DECISION_TYPES, is_decision_type
 
 __all__ = [
@@ -24,14 +26,13 @@ __all__ = [
     "OnCriticError",
     "OnReject",
     "Scope",
+    "resolve_critic",
     "resolve_options",
 ]
 
 OnCriticError = Literal["interrupt", "block", "allow"]
 OnReject = Literal["continue", "retry", "end"]
 Scope = Literal["request", "thread"]
-MemoryNamespace = Callable[[Mapping[str, Any]], Sequence[str]]
-"""``config -> labels``: whose feedback memory a run reads and writes (a user, a tenant)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,3 +137,74 @@ def resolve_options(options: GuardOptions | None, **policy: Any) -> GuardOptions
         named = ", ".join(f"{name}=" for name in given)
         raise ValueError(f"give the policy as options= or as keywords, not both (got {named} too)")
     return options
+
+
+def resolve_critic(
+    *,
+    model: Any = None,
+    critic: Critic | None = None,
+    threshold: float | None = None,
+    preset: str = "generic",
+    cache: Any = None,
+    calibration: Any = None,
+) -> Critic:
+    """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
+
+    ``cache=True`` keeps verdicts in memory; a verdict store
+    (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
+    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead. ``calibration``
+    (a :class:`~inferact_langgraph.calibration.Calibration` or the path of its file) maps
+    InferAct's score to P(on track) before it meets ``threshold``.
+
+    Raises:
+        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` or
+            ``calibration`` given together with a ready-made critic (set them on the critic
+            instead); a calibration that is not one (``CalibrationError``).
+        FileNotFoundError: ``calibration`` names a file that does not exist.
+
+    Example:
+        >>> from inferact_langgraph.calibration import Calibration
+        >>> from inferact_langgraph.testing import scripted_critic_model
+        >>> critic = resolve_critic(model=scripted_critic_model(0.6), threshold=0.5,
+        ...                         calibration=Calibration.platt(slope=10, intercept=-8))
+        >>> critic.calibration.method, critic.threshold
+        ('platt', 0.5)
+    """
+    if critic is not None:
+        if not isinstance(critic, Critic):
+            raise TypeError(
+                f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}"
+            )
+        if model is not None:
+            raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
+        if threshold is not None:
+            raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
+        if calibration is not None:
+            raise ValueError(
+                "calibration= goes to the critic you built, with its threshold: "
+                'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
+                "or InferActCritic(..., calibration=...); then pass critic= alone"
+            )
+        return _cached(critic, cache)
+    if model is None:
+        raise ValueError(
+            "with_inferact needs model= (a chat model or an init_chat_model string such as "
+            "'openai:gpt-4o') or critic= (any inferact_langgraph critic)"
+        )
+    from inferact_langgraph.critics.inferact import InferActCritic
+
+    built = InferActCritic(
+        model=model,
+        threshold=0.5 if threshold is None else threshold,
+        preset=preset,
+        calibration=calibration,
+    )
+    return _cached(built, cache)
+
+
+def _cached(critic: Critic, cache: Any) -> Critic:
+    if cache is None or cache is False:
+        return critic
+    from inferact_langgraph.cache import CachedCritic
+
+    return CachedCritic(critic, cache=None if cache is True else cache)

@@ -45,32 +45,18 @@ from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from inferact_langgraph.guard.memory import is_injected
 from inferact_langgraph.guard.options import Scope
 from inferact_langgraph.guard.provenance import is_tool_added
-from inferact_langgraph.guard.state import MEMORY, messages_of
+from inferact_langgraph.guard.state import messages_of
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
 
-MEMORY_NAME = MEMORY
-"""The ``name`` of the message that carries earlier feedback into the actor's input."""
-MEMORY_ID = "do-not-render-inferact-memory"
-"""Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
-# Ids of memory messages written into state by versions before 0.3 (still never a request).
-_LEGACY_MEMORY_PREFIX = "inferact-memory-"
 # Tool answers written when the user sent a new message instead of answering a review
 # (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
 # They are told apart by this id prefix, never by their text: a tool's output can say anything.
 SUPERSEDED_ID_PREFIX = "inferact-superseded-"
-
-
-def is_injected(message: Any) -> bool:
-    """Whether a message is InferAct's own (earlier feedback), never the user's words."""
-    ident = str(getattr(message, "id", None) or "")
-    return (
-        getattr(message, "name", None) == MEMORY_NAME
-        or ident.startswith((MEMORY_ID, _LEGACY_MEMORY_PREFIX))
-    )
 
 
 def _superseded(message: ToolMessage) -> bool:

@@ -35,7 +35,7 @@ from inferact_langgraph.guard.binding import (
     sign_record,
 )
 from inferact_langgraph.guard.marks import CriticalSpec
-from inferact_langgraph.guard.memory import MemoryContext, render_feedback
+from inferact_langgraph.guard.memory import is_injected, memory_context
 from inferact_langgraph.guard.options import GuardOptions
 from inferact_langgraph.guard.payloads import (
     EXPECTED_SHAPE,
@@ -51,13 +51,16 @@ from inferact_langgraph.guard.payloads import (
     resume_schema,
 )
 from inferact_langgraph.guard.provenance import is_tool_added
-from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
+from inferact_langgraph.guard.records import (
+    AuditEntry,
+    CheckRecord,
+    FeedbackEntry,
+    MemoryContext,
+    audit_entry,
+)
 from inferact_langgraph.guard.requests import (
-    MEMORY_ID,
-    MEMORY_NAME,
     SUPERSEDED_ID_PREFIX,
     TaskLocator,
-    is_injected,
     request_positions,
 )
 from inferact_langgraph.guard.state import (
@@ -78,39 +81,11 @@ __all__ = [
     "Recheck",
     "ReviewOutcome",
     "ReviewProtocol",
-    "memory_context",
-    "memory_message",
 ]
 
 logger = logging.getLogger("inferact_langgraph")
 
 SUPERSEDED = "The user sent a new message instead of answering the review of this call."
-
-
-def memory_message(text: str) -> HumanMessage:
-    """The message that carries earlier feedback into the actor's input (never into state).
-
-    ``with_inferact`` adds it to the actor node's input only and drops it from the node's
-    output. Its ``name`` and id mark it as InferAct's: Agent Chat UI does not render a
-    message whose id starts with ``do-not-render-``, and no request is ever taken from it.
-
-    Example:
-        >>> m = memory_message("Feedback from earlier trials of this task: ...")
-        >>> m.name, m.id
-        ('inferact_memory', 'do-not-render-inferact-memory')
-    """
-    return HumanMessage(content=text, name=MEMORY_NAME, id=MEMORY_ID)
-
-
-def memory_context(
-    task: str, entries: Sequence[Mapping[str, Any]], owner: Sequence[str] | None = None
-) -> MemoryContext:
-    """The ``inferact_memory`` state value for ``task`` (``text`` None with no entries)."""
-    return {
-        "task": task,
-        "text": render_feedback(entries) if entries else None,
-        "owner": None if owner is None else list(owner),
-    }
 
 
 def require_checkpointer(config: Mapping[str, Any] | None = None) -> None:

@@ -51,7 +51,7 @@ from typing_extensions import TypedDict
 
 from inferact_langgraph._parsing import parse_verification
 from inferact_langgraph.errors import InferActError
-from inferact_langgraph.guard.requests import is_injected
+from inferact_langgraph.guard.memory import is_injected
 from inferact_langgraph.guard.state import CHECKS
 from inferact_langgraph.prompts import option_labels
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
