@@ -43,7 +43,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints
 
 from langchain_core.messages import ToolCall
@@ -53,9 +53,8 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Send
-from typing_extensions import TypedDict, is_typeddict
+from typing_extensions import TypedDict, Unpack, is_typeddict
 
-from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
 from inferact_langgraph.guard._compat import (
     add_schema,
@@ -69,23 +68,13 @@ from inferact_langgraph.guard._compat import (
 )
 from inferact_langgraph.guard.binding import authorize
 from inferact_langgraph.guard.core import InferActGuard
-from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
+from inferact_langgraph.guard.marks import resolve_critical_tools
 from inferact_langgraph.guard.memory import (
-    FeedbackMemory,
     memory_message,
     memory_text,
     without_memory_messages,
 )
-from inferact_langgraph.guard.options import (
-    GuardOptions,
-    MemoryNamespace,
-    OnCriticError,
-    OnReject,
-    Scope,
-    resolve_critic,
-    resolve_options,
-)
-from inferact_langgraph.guard.payloads import DECISION_TYPES
+from inferact_langgraph.guard.options import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.provenance import mark_tool_output
 from inferact_langgraph.guard.requests import request_positions
 from inferact_langgraph.guard.state import (
@@ -340,65 +329,31 @@ def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
 def with_inferact(
     graph: StateGraph[Any] | CompiledStateGraph[Any],
     *,
-    model: Any = None,
-    critic: Critic | None = None,
-    threshold: float | None = None,
-    preset: str = "generic",
-    cache: Any = None,
-    calibration: Any = None,
-    critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
     checkpointer: Any = None,
     store: Any = None,
-    on_critic_error: OnCriticError = "interrupt",
-    on_reject: OnReject = "continue",
-    max_trials: int = 3,
-    scope: Scope = "request",
-    task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
-    memory: FeedbackMemory | None = None,
-    memory_namespace: MemoryNamespace | None = None,
-    allowed_decisions: Sequence[str] = DECISION_TYPES,
     tools_node: str | None = None,
     actor_node: str | None = None,
     name: str | None = None,
-    options: GuardOptions | None = None,
+    **arguments: Unpack[GuardArguments],
 ) -> CompiledStateGraph[Any]:
     """Guard a ReAct graph's critical tool calls with InferAct and human review.
 
     Args:
         graph: A ``StateGraph`` builder with a ``ToolNode``, or a compiled graph from
             ``create_react_agent`` / ``create_agent``. It is not modified.
-        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
-        critic: Any critic instead (a baseline, or a configured ``InferActCritic``).
-        threshold: InferAct's threshold when built from ``model`` (default 0.5).
-        preset: InferAct's prompt preset when built from ``model``.
-        cache: ``True`` (in memory) or a verdict store: an identical pending call (same task
-            and action chain, e.g. after a retried step) is answered without a model call.
-        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
-            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
-            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
-            it to that critic instead (``make_critic(..., calibration=...)``).
-        critical: Names of tools to treat as critical (for tools you do not own), or names
-            mapped to :class:`~inferact_langgraph.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
             run without one raises ``CheckpointerRequiredError`` when a review would open
             (the call is not run); the LangGraph server supplies its own.
         store: Keeps feedback across threads (default: the compiled graph's own, if any).
-        on_critic_error: ``"interrupt"`` (fail closed, default), ``"block"`` or ``"allow"``.
-        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
-        max_trials: Trials allowed with ``on_reject="retry"``.
-        scope: ``"request"`` (default): a call is judged against the user's newest request,
-            on the actions since it; ``"thread"``: against all their requests, in order.
-        task_extractor: ``state -> str`` giving the user's real task (replaces the text of
-            the request(s); the scope still decides which actions are judged).
-        memory: Feedback memory settings (store namespace, task key).
-        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
-            the server's authenticated user, else ``configurable["user_id"]``, else shared).
-        allowed_decisions: Decisions offered to the human.
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
-        options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
-            shared with ``InferActMiddleware``), instead of the policy keywords above.
+        **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
+            ``cache``, ``calibration``), the ``critical`` tools and the policy
+            (``on_critic_error``, ``on_reject``, ``max_trials``, ``scope``,
+            ``task_extractor``, ``memory``, ``memory_namespace``, ``allowed_decisions``, or
+            ``options=``), as ``InferActMiddleware`` takes them: see
+            :class:`~inferact_langgraph.guard.options.GuardArguments`.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.
@@ -407,18 +362,9 @@ def with_inferact(
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
         ValueError: Bad options (``checkpointer=False`` too, or ``options`` together with a
             policy keyword), or no critical tool found.
+        TypeError: A keyword ``with_inferact`` does not take.
     """
-    options = resolve_options(
-        options,
-        on_critic_error=on_critic_error,
-        on_reject=on_reject,
-        max_trials=max_trials,
-        scope=scope,
-        task_extractor=task_extractor,
-        memory=memory,
-        memory_namespace=memory_namespace,
-        allowed_decisions=allowed_decisions,
-    )
+    options = options_from(arguments, caller="with_inferact")
     if isinstance(graph, CompiledStateGraph):
         builder = getattr(graph, "builder", None)
         if not isinstance(builder, StateGraph):
@@ -457,7 +403,7 @@ def with_inferact(
         )
     actor = _find_actor(builder, tools_name, actor_node)
     available = tool_node.tools_by_name
-    specs = resolve_critical_tools(available.values(), critical)
+    specs = resolve_critical_tools(available.values(), arguments.get("critical"))
     unknown = sorted(set(specs) - set(available))
     if unknown:
         raise ValueError(
@@ -469,14 +415,7 @@ def with_inferact(
             f"the graph's tools are {sorted(available)}"
         )
     guard = InferActGuard(
-        critic=resolve_critic(
-            model=model,
-            critic=critic,
-            threshold=threshold,
-            preset=preset,
-            cache=cache,
-            calibration=calibration,
-        ),
+        critic=critic_from(arguments),
         specs=specs,
         options=options,
         tools=available,

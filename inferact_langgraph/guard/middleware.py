@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, get_args
 
 from langchain.agents.middleware.types import (
@@ -48,22 +48,13 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
+from typing_extensions import Unpack
 
-from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.guard.binding import authorize, with_unique_call_ids
 from inferact_langgraph.guard.core import InferActGuard, run_config
-from inferact_langgraph.guard.marks import CriticalSpec, resolve_critical_tools
-from inferact_langgraph.guard.memory import FeedbackMemory, memory_text, system_message_with
-from inferact_langgraph.guard.options import (
-    GuardOptions,
-    MemoryNamespace,
-    OnCriticError,
-    OnReject,
-    Scope,
-    resolve_critic,
-    resolve_options,
-)
-from inferact_langgraph.guard.payloads import DECISION_TYPES
+from inferact_langgraph.guard.marks import resolve_critical_tools
+from inferact_langgraph.guard.memory import memory_text, system_message_with
+from inferact_langgraph.guard.options import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.provenance import mark_tool_output
 from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState
 
@@ -77,36 +68,18 @@ class InferActMiddleware(AgentMiddleware):
     """Check critical tool calls with InferAct before they run; ask a human when in doubt.
 
     Args:
-        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
-        critic: Any critic instead of InferAct on ``model``.
-        threshold: InferAct's threshold when built from ``model`` (default 0.5).
-        preset: InferAct's prompt preset when built from ``model``.
-        cache: ``True`` (in memory) or a verdict store: identical pending calls are not
-            checked twice.
-        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
-            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
-            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
-            it to that critic instead (``make_critic(..., calibration=...)``).
-        critical: Names of tools to treat as critical, or names mapped to specs; tools marked
-            with ``@critical`` are found by themselves.
-        on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
-        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
-        max_trials: Trials allowed with ``on_reject="retry"``.
-        scope: ``"request"`` (default): a call is judged against the user's newest request,
-            on the actions since it; ``"thread"``: against all their requests, in order.
-        task_extractor: ``state -> str`` giving the user's real task.
-        memory: Feedback memory settings; used when the agent has a store.
-        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
-            the server's authenticated user, else ``configurable["user_id"]``, else shared).
-        allowed_decisions: Decisions offered to the human.
         review_in: ``"after_model"`` (default): one HumanInTheLoopMiddleware-style request per
             AI message, after the model step. ``"tool_call"``: each doubtful call interrupts
             from its own tool task; no node is added to the agent (cheaper on every step),
             several doubtful calls of one message are separate interrupts (resume with
             ``{interrupt_id: decision}``), and an edit is applied to the executed call and
             audited without rewriting the AI message. Only with ``on_reject="continue"``.
-        options: All policy options at once (shared with ``with_inferact``), instead of the
-            policy keywords above (giving both raises ``ValueError``).
+        **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
+            ``cache``, ``calibration``), the ``critical`` tools (tools marked ``@critical``
+            are found by themselves) and the policy (``on_critic_error``, ``on_reject``,
+            ``max_trials``, ``scope``, ``task_extractor``, ``memory``, ``memory_namespace``,
+            ``allowed_decisions``, or ``options=``), as ``with_inferact`` takes them: see
+            :class:`~inferact_langgraph.guard.options.GuardArguments`.
 
     Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs
     only with a verdict or a decision bound to exactly that call.
@@ -123,40 +96,12 @@ class InferActMiddleware(AgentMiddleware):
         return super().__new__(cls)
 
     def __init__(
-        self,
-        *,
-        model: Any = None,
-        critic: Critic | None = None,
-        threshold: float | None = None,
-        preset: str = "generic",
-        cache: Any = None,
-        calibration: Any = None,
-        critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
-        on_critic_error: OnCriticError = "interrupt",
-        on_reject: OnReject = "continue",
-        max_trials: int = 3,
-        scope: Scope = "request",
-        task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
-        memory: FeedbackMemory | None = None,
-        memory_namespace: MemoryNamespace | None = None,
-        allowed_decisions: Sequence[str] = DECISION_TYPES,
-        review_in: ReviewIn = "after_model",
-        options: GuardOptions | None = None,
+        self, *, review_in: ReviewIn = "after_model", **arguments: Unpack[GuardArguments]
     ) -> None:
         super().__init__()
         if review_in not in get_args(ReviewIn):
             raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
-        options = resolve_options(
-            options,
-            on_critic_error=on_critic_error,
-            on_reject=on_reject,
-            max_trials=max_trials,
-            scope=scope,
-            task_extractor=task_extractor,
-            memory=memory,
-            memory_namespace=memory_namespace,
-            allowed_decisions=allowed_decisions,
-        )
+        options = options_from(arguments, caller="InferActMiddleware")
         if review_in == "tool_call" and options.on_reject != "continue":
             raise ValueError(
                 "review_in='tool_call' supports on_reject='continue' only (a tool call cannot "
@@ -165,15 +110,8 @@ class InferActMiddleware(AgentMiddleware):
         self.review_in = review_in
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
-            critic=resolve_critic(
-                model=model,
-                critic=critic,
-                threshold=threshold,
-                preset=preset,
-                cache=cache,
-                calibration=calibration,
-            ),
-            specs=resolve_critical_tools((), critical),
+            critic=critic_from(arguments),
+            specs=resolve_critical_tools((), arguments.get("critical")),
             options=options,
         )
 
