@@ -18,8 +18,10 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -37,7 +39,6 @@ from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.payloads import ActionStep
 from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
 from inferact_langgraph.guard.requests import TaskLocator
-from inferact_langgraph.guard.review import logger
 from inferact_langgraph.guard.state import (
     AUDIT,
     CHECKS,
@@ -51,6 +52,8 @@ from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]
 
+logger = logging.getLogger("inferact_langgraph")
+
 CriticalCall = tuple[int, dict[str, Any], CriticalSpec]
 """A pending critical call: its position in the AI message, the call, its spec."""
 
@@ -60,6 +63,7 @@ def action_chain(trajectory: Trajectory) -> list[ActionStep]:
     return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
 
 
+@dataclass(eq=False, kw_only=True)
 class CriticStep:
     """Picks the critical calls of the last AI message and runs the critic on them.
 
@@ -73,18 +77,10 @@ class CriticStep:
         key: The records' signing key (``None``: unsigned).
     """
 
-    def __init__(
-        self,
-        *,
-        critic: Critic | None,
-        specs: dict[str, CriticalSpec],
-        locator: TaskLocator | None = None,
-        key: bytes | None = None,
-    ) -> None:
-        self.critic = critic
-        self.specs = specs
-        self.key = key
-        self.locator = locator or TaskLocator()
+    critic: Critic | None
+    specs: dict[str, CriticalSpec]
+    locator: TaskLocator = field(default_factory=TaskLocator)
+    key: bytes | None = None
 
     # ------------------------------------------------------------------ which calls
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:

@@ -92,7 +92,7 @@ class InferActGuard:
             options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
         self.memory = MemoryKeeper(
-            self.options.memory or FeedbackMemory(),
+            memory=self.options.memory or FeedbackMemory(),
             task_of=self.locator.task,
             namespace=self.options.memory_namespace,
             key=self.options.key,

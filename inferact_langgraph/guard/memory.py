@@ -391,6 +391,7 @@ class FeedbackMemory:
         return len(entries)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class MemoryKeeper:
     """One guard's feedback memory: whose it is, loading it for a request, saving a review's.
 
@@ -403,7 +404,7 @@ class MemoryKeeper:
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
-        >>> keeper = MemoryKeeper(FeedbackMemory(), task_of=lambda state: "buy a mug")
+        >>> keeper = MemoryKeeper(memory=FeedbackMemory(), task_of=lambda state: "buy a mug")
         >>> store, alice = InMemoryStore(), {"configurable": {"user_id": "alice"}}
         >>> keeper.save([{"task": "buy a mug", "tool": "buy", "feedback": "too big"}],
         ...             store, alice, state={})
@@ -411,18 +412,10 @@ class MemoryKeeper:
         '1. buy: too big'
     """
 
-    def __init__(
-        self,
-        memory: FeedbackMemory,
-        *,
-        task_of: Callable[[Any], str],
-        namespace: MemoryNamespace | None = None,
-        key: bytes | None = None,
-    ) -> None:
-        self.memory = memory
-        self.task_of = task_of
-        self.namespace = namespace
-        self.key = key
+    memory: FeedbackMemory
+    task_of: Callable[[Any], str]
+    namespace: MemoryNamespace | None = None
+    key: bytes | None = None
 
     def owner(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
         """Whose feedback memory this run uses (see ``memory_namespace``).
@@ -498,32 +491,25 @@ class MemoryKeeper:
         """
         return recorded_owner(value_of(state, MEMORY), config, self.key) or self.owner(config)
 
+    def _writes(
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any, state: Any
+    ) -> list[tuple[FeedbackEntry, tuple[str, ...]]]:
+        """Each feedback entry to keep, with the owner it is kept under (none without a store)."""
+        if store is None or not feedback:
+            return []
+        owner = self.feedback_owner(state, config)
+        return [(entry, owner) for entry in feedback]
+
     def save(
-        self,
-        feedback: Sequence[FeedbackEntry],
-        store: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        state: Any,
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any = None, *, state: Any
     ) -> None:
         """Keep a review's feedback in the memory of the thread's user (with a store)."""
-        if store is None or not feedback:
-            return
-        owner = self.feedback_owner(state, config)
-        for entry in feedback:
+        for entry, owner in self._writes(feedback, store, config, state):
             self.memory.save(store, entry["task"], entry, owner=owner)
 
     async def asave(
-        self,
-        feedback: Sequence[FeedbackEntry],
-        store: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        state: Any,
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any = None, *, state: Any
     ) -> None:
         """Async :meth:`save`."""
-        if store is None or not feedback:
-            return
-        owner = self.feedback_owner(state, config)
-        for entry in feedback:
+        for entry, owner in self._writes(feedback, store, config, state):
             await self.memory.asave(store, entry["task"], entry, owner=owner)

@@ -12,21 +12,18 @@ last line of defence,
 Example:
     >>> from langchain.agents import create_agent
     >>> from langchain_core.messages import AIMessage
-    >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from inferact_langgraph import critical
     >>> from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
-    >>> @critical
-    ... @tool
-    ... def buy_now(asin: str) -> str:
-    ...     '''Buy a product.'''
-    ...     return f"bought {asin}"
+    >>> @critical  # a plain function becomes a critical tool
+    ... def pay(amount: int) -> str:
+    ...     '''Pay an amount.'''
+    ...     return f"paid {amount}"
     >>> actor = ScriptedChatModel(replies=[
-    ...     AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
-    ...     "Done."])
-    >>> agent = create_agent(actor, [buy_now], checkpointer=InMemorySaver(),
-    ...     middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.1]))])
-    >>> out = agent.invoke({"messages": [("user", "buy a mug")]},
+    ...     AIMessage("", tool_calls=[{"name": "pay", "args": {"amount": 5}, "id": "p1"}]), "ok"])
+    >>> doubtful = InferActMiddleware(critic=ScriptedCritic(scores=[0.1]))
+    >>> agent = create_agent(actor, [pay], middleware=[doubtful], checkpointer=InMemorySaver())
+    >>> out = agent.invoke({"messages": [("user", "pay 5")]},
     ...                    {"configurable": {"thread_id": "m"}})
     >>> out["__interrupt__"][0].value["action_requests"][0]["inferact"]["score"]
     0.1

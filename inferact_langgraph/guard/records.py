@@ -17,14 +17,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, TypeGuard
+from typing import Any, Literal, NotRequired, TypeGuard, cast
 
 from typing_extensions import TypedDict
 
 from inferact_langgraph.guard.marks import RiskLevel
 from inferact_langgraph.guard.payloads import ActionStep
 
-__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry", "MemoryContext"]
+__all__ = [
+    "AuditEntry",
+    "CheckRecord",
+    "DecidedBy",
+    "FeedbackEntry",
+    "MemoryContext",
+    "audit_entry",
+    "evidence",
+]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
 
@@ -165,6 +173,38 @@ def verdict_fields(verdict: Any) -> CheckRecord:
     }
 
 
+def evidence(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the critic judged and answered about a call, as reviews and audits show it.
+
+    Example:
+        >>> record = CheckRecord(tool_call_id="c1", score=0.2, threshold=0.5,
+        ...                      verdict={"inferred_tasks": ["buy a red mug"]})
+        >>> found = evidence(record)
+        >>> found["inferred_tasks"], found["justification"], found["action_chain"]
+        (['buy a red mug'], '', [])
+    """
+    verdict = record.get("verdict") or {}
+    found: dict[str, Any] = {
+        "tool_call_id": record.get("tool_call_id"),
+        "risk": record.get("risk"),
+        "critic": record.get("critic"),
+        "score": record.get("score"),
+        "threshold": record.get("threshold"),
+        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
+        "justification": verdict.get("justification") or "",
+        "error": record.get("error"),
+        "task": record.get("task"),
+        "action_chain": list(record.get("action_chain") or []),
+        "options": list(record.get("options") or []),
+        "option_probs": dict(record.get("option_probs") or {}),
+    }
+    if order_probs := record.get("order_probs"):
+        found["order_probs"] = order_probs
+    if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
+        found["uncalibrated_score"] = verdict["uncalibrated_score"]
+    return found
+
+
 def audit_entry(
     record: Mapping[str, Any],
     *,
@@ -178,30 +218,17 @@ def audit_entry(
     ``feedback`` (the human's or the policy's words) and ``edited`` (an edit's new action) are
     kept when given.
     """
-    verdict = record.get("verdict") or {}
-    entry: AuditEntry = {
-        "tool_call_id": record.get("tool_call_id"),
-        "tool": record.get("tool"),
-        "args": record.get("args"),
-        "risk": record.get("risk"),
-        "critic": record.get("critic"),
-        "score": record.get("score"),
-        "threshold": record.get("threshold"),
-        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-        "justification": verdict.get("justification") or "",
-        "error": record.get("error"),
-        "task": record.get("task"),
-        "action_chain": list(record.get("action_chain") or []),
-        "options": list(record.get("options") or []),
-        "option_probs": dict(record.get("option_probs") or {}),
-        "decision": decision,
-        "decided_by": decided_by,
-        "time": time.time(),
-    }
-    if order_probs := record.get("order_probs"):
-        entry["order_probs"] = order_probs
-    if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
-        entry["uncalibrated_score"] = verdict["uncalibrated_score"]
+    entry = cast(
+        AuditEntry,
+        {
+            **evidence(record),
+            "tool": record.get("tool"),
+            "args": record.get("args"),
+            "decision": decision,
+            "decided_by": decided_by,
+            "time": time.time(),
+        },
+    )
     if scope := record.get("scope"):
         entry["scope"] = scope
     if feedback is not None:

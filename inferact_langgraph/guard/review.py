@@ -57,6 +57,7 @@ from inferact_langgraph.guard.records import (
     FeedbackEntry,
     MemoryContext,
     audit_entry,
+    evidence,
 )
 from inferact_langgraph.guard.requests import (
     SUPERSEDED_ID_PREFIX,
@@ -284,27 +285,15 @@ class ReviewProtocol:
                 if verdict.get("uncalibrated_score") is not None:
                     why += f" (calibrated; raw score {verdict['uncalibrated_score']:.2f})"
             description = "\n".join(x for x in (r.get("description"), why) if x)
-            info: InferActReviewInfo = {
-                "tool_call_id": r["tool_call_id"],
-                "ai_message_id": r.get("ai_message_id"),
-                "index": r.get("index"),
-                "score": r.get("score"),
-                "threshold": r.get("threshold"),
-                "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-                "justification": verdict.get("justification") or "",
-                "risk": r.get("risk"),
-                "critic": r.get("critic"),
-                "error": r.get("error"),
-                "task": r.get("task"),
-                "scope": r.get("scope"),
-                "action_chain": list(r.get("action_chain") or []),
-                "options": list(r.get("options") or []),
-                "option_probs": dict(r.get("option_probs") or {}),
-            }
-            if order_probs := r.get("order_probs"):
-                info["order_probs"] = order_probs
-            if verdict.get("uncalibrated_score") is not None:
-                info["uncalibrated_score"] = verdict["uncalibrated_score"]
+            info = cast(
+                InferActReviewInfo,
+                {
+                    **evidence(r),
+                    "ai_message_id": r.get("ai_message_id"),
+                    "index": r.get("index"),
+                    "scope": r.get("scope"),
+                },
+            )
             action: InferActActionRequest = {
                 "name": r["tool"],
                 "args": r["args"],
