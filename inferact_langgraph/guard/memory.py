@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 FEEDBACK_MARKER = "Feedback from earlier trials of this task"
+Owner = Sequence[str]
+"""Labels naming whose memory it is, such as ``("user", "alice")``."""
 SHARED_OWNER: tuple[str, ...] = ("shared",)
 """The owner of the feedback of runs that name no user: every such run shares it."""
 MEMORY_NAME = MEMORY
@@ -267,34 +269,25 @@ class FeedbackMemory:
             )
         return tuple(_label(part) for part in owner)
 
-    @staticmethod
-    def _new_key() -> tuple[float, str]:
+    def _item(
+        self, task: str, entry: Mapping[str, Any], owner: Sequence[str]
+    ) -> tuple[tuple[str, ...], str, dict[str, Any]]:
+        """(namespace, key, value) of a new entry: keys sort by time, never collide."""
         now = time.time()
-        return now, f"{now:.6f}-{uuid.uuid4().hex[:8]}"
+        key = f"{now:.6f}-{uuid.uuid4().hex[:8]}"
+        return self.namespace_for(task, owner), key, {"time": now, **entry}
 
     def save(
-        self,
-        store: Any,
-        task: str,
-        entry: Mapping[str, Any],
-        *,
-        owner: Sequence[str] = SHARED_OWNER,
+        self, store: Any, task: str, entry: Mapping[str, Any], *, owner: Owner = SHARED_OWNER
     ) -> None:
         """Store one feedback entry of ``owner`` for ``task``."""
-        now, key = self._new_key()
-        store.put(self.namespace_for(task, owner), key, {"time": now, **entry})
+        store.put(*self._item(task, entry, owner))
 
     async def asave(
-        self,
-        store: Any,
-        task: str,
-        entry: Mapping[str, Any],
-        *,
-        owner: Sequence[str] = SHARED_OWNER,
+        self, store: Any, task: str, entry: Mapping[str, Any], *, owner: Owner = SHARED_OWNER
     ) -> None:
         """Async :meth:`save`."""
-        now, key = self._new_key()
-        await store.aput(self.namespace_for(task, owner), key, {"time": now, **entry})
+        await store.aput(*self._item(task, entry, owner))
 
     def load(
         self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER

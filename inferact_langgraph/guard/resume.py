@@ -122,6 +122,14 @@ def _pending_id(state: Any, thread_id: str, interrupt_id: str | None) -> str:
     return interrupt_id
 
 
+def _thread_and_lock(
+    config: dict[str, Any], lock: LockFactory | None, invoke_kwargs: dict[str, Any]
+) -> tuple[str, LockFactory]:
+    """The thread to resume and its lock; the run saves its answer before it returns."""
+    invoke_kwargs.setdefault("durability", "sync")
+    return str(config["configurable"]["thread_id"]), lock or _DEFAULT_LOCK
+
+
 def resume_review(
     graph: Any,
     config: dict[str, Any],
@@ -145,9 +153,7 @@ def resume_review(
     Raises:
         AlreadyResumedError: The interrupt is no longer pending.
     """
-    thread_id = str(config["configurable"]["thread_id"])
-    lock = lock or _DEFAULT_LOCK
-    invoke_kwargs.setdefault("durability", "sync")
+    thread_id, lock = _thread_and_lock(config, lock, invoke_kwargs)
     with lock(thread_id):
         target = _pending_id(graph.get_state(config), thread_id, interrupt_id)
         return graph.invoke(Command(resume={target: value}), config, **invoke_kwargs)
@@ -169,9 +175,7 @@ async def aresume_review(
     any number of concurrent resumes occupy no thread of the loop's default executor, which the
     winner's graph run may need.
     """
-    thread_id = str(config["configurable"]["thread_id"])
-    lock = lock or _DEFAULT_LOCK
-    invoke_kwargs.setdefault("durability", "sync")
+    thread_id, lock = _thread_and_lock(config, lock, invoke_kwargs)
     async with _local_queue(lock, thread_id), _held(lock(thread_id)):
         target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
         return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
