@@ -39,15 +39,7 @@ from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.payloads import ActionStep
 from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
 from inferact_langgraph.guard.requests import TaskLocator
-from inferact_langgraph.guard.state import (
-    AUDIT,
-    CHECKS,
-    ROUTE,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
-)
+from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, StateView
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]
@@ -91,40 +83,42 @@ class CriticStep:
 
     def critical_calls(self, state: Any) -> list[CriticalCall]:
         """The last AI message's unanswered critical calls, with their positions."""
-        _, pending = pending_calls(state)
         out: list[CriticalCall] = []
-        for index, call in pending:
+        for index, call in StateView.read(state).pending:
             spec = self.specs.get(call["name"])
             if spec is not None and spec.applies(call.get("args") or {}):
                 out.append((index, call, spec))
         return out
 
-    def unique_ids(self, state: Any) -> AIMessage | None:
+    @staticmethod
+    def unique_ids(view: StateView) -> AIMessage | None:
         """The last AI message with unique call ids, if any of its ids had to change."""
-        messages = messages_of(state)
-        position = last_ai_position(messages)
-        if position is None:
+        if view.ai is None or view.ai_position is None:
             return None
-        ai = messages[position]
-        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
-        renamed = with_unique_call_ids(ai, messages[:position])
-        return None if renamed is ai else renamed
+        renamed = with_unique_call_ids(view.ai, view.messages[: view.ai_position])
+        return None if renamed is view.ai else renamed
+
+    def _unchecked(self, view: StateView) -> list[CriticalCall]:
+        """The critical calls of the view's AI message with no record bound to them."""
+        return [
+            (i, c, s)
+            for i, c, s in self.critical_calls(view)
+            if not is_bound(view.checks.get(c.get("id") or ""), view.ai, i, c, self.key)
+        ]
 
     def needs_check(self, state: Any) -> bool:
         """Whether the critic must run before the tools (cheap: no model call)."""
-        calls = self.critical_calls(state) if self.specs else []
-        if not calls:
+        view = StateView.read(state)
+        if not self.specs or not self.critical_calls(view):
             return False
-        if self.unique_ids(state) is not None:
-            return True
-        ai = last_ai_message(state)
-        checks = state.get(CHECKS) or {}
-        return any(not is_bound(checks.get(c.get("id")), ai, i, c, self.key) for i, c, _ in calls)
+        return self.unique_ids(view) is not None or bool(self._unchecked(view))
 
     # ------------------------------------------------------------------ the critic step
     def _base_record(
-        self, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
+        ai = view.ai
+        assert ai is not None  # a call to check comes from the view's AI message
         args = dict(call.get("args") or {})
         return {
             "tool_call_id": call["id"],  # every call has an id (see with_unique_call_ids)
@@ -147,14 +141,14 @@ class CriticStep:
         }
 
     def _prepare(
-        self, state: Any, record: CheckRecord
+        self, view: StateView, record: CheckRecord
     ) -> tuple[Critic, CheckRecord, Trajectory]:
         """(the critic, ``record`` with the task and action chain, the trajectory to judge)."""
         critic = self.critic
         if critic is None:
             raise RuntimeError("no critic configured")
-        task_text = self.locator.task(state)
-        trajectory = self.locator.trajectory(state, record["tool_call_id"], task_text)
+        task_text = self.locator.task(view)
+        trajectory = self.locator.trajectory(view, record["tool_call_id"], task_text)
         prepared: CheckRecord = {
             **record,
             "task": task_text,
@@ -174,11 +168,11 @@ class CriticStep:
         }
 
     async def _acheck_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
-        record = self._base_record(ai, index, call, spec)
+        record = self._base_record(view, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, record)
+            critic, record, trajectory = self._prepare(view, record)
             verdict = await critic.aevaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
@@ -187,11 +181,11 @@ class CriticStep:
             return self._failed(record, exc)
 
     def _check_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
-        record = self._base_record(ai, index, call, spec)
+        record = self._base_record(view, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, record)
+            critic, record, trajectory = self._prepare(view, record)
             verdict = critic.evaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
@@ -199,40 +193,33 @@ class CriticStep:
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
             return self._failed(record, exc)
 
-    def _edited(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> AIMessage:
-        ai = last_ai_message(state)
-        if ai is None:  # pragma: no cover - a re-check's state holds the edited AI message
+    @staticmethod
+    def _edited(state: Any, call: Mapping[str, Any]) -> StateView:
+        view = StateView.read(state)
+        if view.ai is None:  # pragma: no cover - a re-check's state holds the edited AI message
             raise ValueError(f"no AI message to re-check the edited call {call.get('id')!r}")
-        return ai
+        return view
 
     def recheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
         """The record for a human's edit of a critical call (``state`` holds the edit)."""
-        ai = self._edited(state, call)
-        return self._check_one(state, ai, index, call, self.specs[call["name"]])
+        view = self._edited(state, call)
+        return self._check_one(view, index, call, self.specs[call["name"]])
 
     async def arecheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
         """Async :meth:`recheck`."""
-        ai = self._edited(state, call)
-        return await self._acheck_one(state, ai, index, call, self.specs[call["name"]])
+        view = self._edited(state, call)
+        return await self._acheck_one(view, index, call, self.specs[call["name"]])
 
-    def _todo(
-        self, state: Any
-    ) -> tuple[dict[str, Any], AIMessage | None, AIMessage | None, list[CriticalCall]]:
-        """(state with unique call ids, renamed AI message or None, last AI message, to check)."""
-        renamed = self.unique_ids(state)
-        state = dict(state)
+    def _todo(self, state: Any) -> tuple[StateView, AIMessage | None, list[CriticalCall]]:
+        """(the view with unique call ids, the renamed AI message or None, the calls to check)."""
+        view = StateView.read(state)
+        renamed = self.unique_ids(view)
         if renamed is not None:
-            state["messages"] = [
-                renamed if getattr(m, "id", None) == renamed.id else m for m in messages_of(state)
-            ]
-        ai = last_ai_message(state)
-        checks = state.get(CHECKS) or {}
-        todo = [
-            (i, c, s)
-            for i, c, s in self.critical_calls(state)
-            if not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
-        ]
-        return state, renamed, ai, todo
+            position = view.ai_position
+            view = view.with_messages(
+                [renamed if i == position else m for i, m in enumerate(view.messages)]
+            )
+        return view, renamed, self._unchecked(view)
 
     def _check_update(
         self, renamed: AIMessage | None, records: Sequence[CheckRecord]
@@ -261,17 +248,15 @@ class CriticStep:
         Calls with a missing or colliding id are given unique ids first (the AI message is
         replaced in place), so every record names exactly one call.
         """
-        state, renamed, ai, todo = self._todo(state)
-        if ai is None:  # no AI message, nothing to check
+        view, renamed, todo = self._todo(state)
+        if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
-        records = await asyncio.gather(*(self._acheck_one(state, ai, i, c, s) for i, c, s in todo))
+        records = await asyncio.gather(*(self._acheck_one(view, i, c, s) for i, c, s in todo))
         return self._check_update(renamed, records)
 
     def check(self, state: Any) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
-        state, renamed, ai, todo = self._todo(state)
-        if ai is None:  # no AI message, nothing to check
+        view, renamed, todo = self._todo(state)
+        if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
-        return self._check_update(
-            renamed, [self._check_one(state, ai, i, c, s) for i, c, s in todo]
-        )
+        return self._check_update(renamed, [self._check_one(view, i, c, s) for i, c, s in todo])

@@ -48,7 +48,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from inferact_langgraph.guard.memory import is_injected
 from inferact_langgraph.guard.options import Scope
 from inferact_langgraph.guard.provenance import is_tool_added
-from inferact_langgraph.guard.state import messages_of
+from inferact_langgraph.guard.state import messages_of, raw_state
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
@@ -180,7 +180,7 @@ class TaskLocator:
             TrajectoryError: No request in the thread, or an extractor's answer is empty.
         """
         if self.task_extractor is not None:
-            text = self.task_extractor(state)
+            text = self.task_extractor(raw_state(state))
             if not isinstance(text, str) or not text.strip():
                 raise TrajectoryError("task_extractor must return a non-empty string")
             return text

@@ -71,11 +71,8 @@ from inferact_langgraph.guard.state import (
     MEMORY,
     ROUTE,
     TRIAL,
+    StateView,
     answered_after,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
 )
 
 __all__ = [
@@ -245,14 +242,14 @@ class ReviewProtocol:
         ask: list[CheckRecord] = []
         block: list[CheckRecord] = []
         allow: list[CheckRecord] = []
-        ai, pending = pending_calls(state)
-        checks = state.get(CHECKS) or {}
+        view = StateView.read(state)
+        ai, pending, checks = view.ai, view.pending, view.checks
         # Driven by the checkpointed records, not by the tool specs: a process that resumes
         # the review may never have seen the tools.
         for index, call in pending:
             if only is not None and call.get("id") != only:
                 continue
-            record = checks.get(call.get("id"))
+            record = checks.get(call.get("id") or "")
             if not is_bound(record, ai, index, call, self.key) or is_approved(record):
                 continue
             if record.get("decision"):
@@ -404,10 +401,11 @@ class ReviewProtocol:
         late answer to the first interrupt can never approve the second.
         """
         outcome = ReviewOutcome()
-        ask, block, allow = self.to_review(state, only)
+        view = StateView.read(state)
+        ask, block, allow = self.to_review(view, only)
         if not (ask or block or allow):
             return outcome
-        ai = last_ai_message(state)
+        ai = view.ai
         assert ai is not None  # there are critical calls, so there is an AI message
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
@@ -435,7 +433,7 @@ class ReviewProtocol:
                 }
             decisions = self._ask(request, count=len(ask))
             for record, decision in zip(ask, decisions, strict=True):
-                recheck = self._apply(state, ai, record, decision, outcome)
+                recheck = self._apply(view, ai, record, decision, outcome)
                 if recheck is None:
                     continue
                 new_record = yield recheck
@@ -451,38 +449,38 @@ class ReviewProtocol:
 
         if outcome.edits:
             outcome.messages.insert(0, _with_edits(ai, outcome.edits))
-        self._after_rejection(state, ai, outcome)
+        self._after_rejection(view, ai, outcome)
         outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}
         return outcome
 
-    def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
+    def _after_rejection(self, view: StateView, ai: AIMessage, outcome: ReviewOutcome) -> None:
         """Apply ``on_reject`` once a call was rejected."""
         if not any(e["decision"] == "reject" for e in outcome.audit):
             return
         if self.options.on_reject == "end":
-            outcome.messages.extend(self._cancel_others(state, ai, outcome))
+            outcome.messages.extend(self._cancel_others(view, ai, outcome))
             outcome.route = "end"
         elif self.options.on_reject == "retry":
-            trial = int(state.get(TRIAL) or 0) + 1
+            trial = view.trial + 1
             if trial >= self.options.max_trials:
-                outcome.messages.extend(self._cancel_others(state, ai, outcome))
+                outcome.messages.extend(self._cancel_others(view, ai, outcome))
                 outcome.route = "end"
             else:
                 outcome.route = "retry"
                 outcome.trial = trial
-                outcome.messages = self._new_trial(state)
-                task = self.task_of(state)
+                outcome.messages = self._new_trial(view)
+                task = self.task_of(view)
                 feedback = [  # this task's feedback only: a thread may hold other requests
                     e
-                    for e in [*(state.get(FEEDBACK) or []), *outcome.feedback]
+                    for e in [*view.get(FEEDBACK, []), *outcome.feedback]
                     if e.get("task") == task
                 ]
-                earlier = state.get(MEMORY) or {}
+                earlier = view.get(MEMORY, {})
                 outcome.memory = memory_context(task, feedback, earlier.get("owner"))
                 if earlier.get("owner_signature"):  # the same owner, still signed
                     outcome.memory["owner_signature"] = earlier["owner_signature"]
 
-    def _new_trial(self, state: Any) -> list[Any]:
+    def _new_trial(self, view: StateView) -> list[Any]:
         """Messages that clear the trial's working memory, keeping the user's request(s).
 
         With a ``task_extractor`` the thread restarts from the task text (as in the paper);
@@ -490,8 +488,8 @@ class ReviewProtocol:
         requests, so earlier turns of a chat stay as they were.
         """
         if self.options.task_extractor is not None:
-            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(state))]
-        messages = messages_of(state)
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(view))]
+        messages = view.messages
         start = self.locator.start(messages)
         keep = set(request_positions(messages))
         return [
@@ -502,7 +500,7 @@ class ReviewProtocol:
 
     def _apply(
         self,
-        state: Any,
+        view: StateView,
         ai: AIMessage,
         record: CheckRecord,
         decision: Decision,
@@ -529,8 +527,8 @@ class ReviewProtocol:
                     "feedback": decision.message
                     or "The user judged this action incorrect (binary feedback).",
                     "binary": decision.message is None,
-                    "task": record.get("task") or self.task_of(state),
-                    "trial": int(state.get(TRIAL) or 0),
+                    "task": record.get("task") or self.task_of(view),
+                    "trial": view.trial,
                 }
             )
         elif decision.type == "respond":
@@ -571,17 +569,16 @@ class ReviewProtocol:
                 return None
             # An edited critical call is checked as the tool it names: no bypass by editing.
             edited_ai = _with_edits(ai, outcome.edits)
-            edited_state = dict(state)
-            edited_state["messages"] = [edited_ai if m is ai else m for m in messages_of(state)]
-            return edited_state, index, new_call
+            with_edit = view.with_messages([edited_ai if m is ai else m for m in view.messages])
+            return with_edit.state, index, new_call
         return None
 
     def _cancel_others(
-        self, state: Any, ai: AIMessage, outcome: ReviewOutcome
+        self, view: StateView, ai: AIMessage, outcome: ReviewOutcome
     ) -> list[ToolMessage]:
         """Answer every other pending call so the history stays valid when the run ends."""
-        messages = messages_of(state)
-        position = next(i for i, m in enumerate(messages) if m is ai)
+        messages, position = view.messages, view.ai_position
+        assert position is not None and messages[position] is ai
         done = answered_after(messages, position) | {
             m.tool_call_id for m in outcome.messages if isinstance(m, ToolMessage)
         }
@@ -625,12 +622,10 @@ class ReviewProtocol:
         audit entry (``decision="reject"``, ``decided_by="user"``). The new message is then
         answered as usual.
         """
-        messages = messages_of(state)
-        ai_position = last_ai_position(messages)
-        if ai_position is None:
+        view = StateView.read(state)
+        messages, ai_position, ai = view.messages, view.ai_position, view.ai
+        if ai is None or ai_position is None:
             return {}
-        ai = messages[ai_position]
-        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
         later = messages[ai_position + 1 :]
         first_human = next(
             (
@@ -646,7 +641,7 @@ class ReviewProtocol:
         open_calls = [(i, c) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
         if not open_calls:
             return {}
-        checks: Mapping[str, CheckRecord] = state.get(CHECKS) or {}
+        checks = view.checks
         answers: list[ToolMessage] = []
         audit: list[AuditEntry] = []
         decided: dict[str, CheckRecord] = {}

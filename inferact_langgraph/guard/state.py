@@ -166,7 +166,7 @@ def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[st
     return view.ai, view.pending
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StateView:
     """One reading of a graph state: what the guard's steps look at, computed once.
 
