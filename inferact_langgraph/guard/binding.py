@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -42,6 +42,7 @@ __all__ = [
     "is_approved",
     "is_bound",
     "sign_record",
+    "signed_by_id",
     "with_unique_call_ids",
 ]
 
@@ -126,6 +127,11 @@ def sign_record(record: CheckRecord, key: bytes | None) -> CheckRecord:
     if key is None:
         return record.copy()
     return {**record, "signature": _signature(record, key)}
+
+
+def signed_by_id(records: Iterable[CheckRecord], key: bytes | None) -> dict[str, CheckRecord]:
+    """The state update of the check records: each signed (with a key), by tool call id."""
+    return {r["tool_call_id"]: sign_record(r, key) for r in records}
 
 
 def is_bound(

@@ -32,7 +32,7 @@ from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
-    sign_record,
+    signed_by_id,
     with_unique_call_ids,
 )
 from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
@@ -233,9 +233,7 @@ class CriticStep:
         ]
         update: dict[str, Any] = {ROUTE: None}
         if records:
-            update[CHECKS] = {
-                r["tool_call_id"]: sign_record(r, self.key) for r in records
-            }
+            update[CHECKS] = signed_by_id(records, self.key)
         if audit:
             update[AUDIT] = audit
         if renamed is not None:

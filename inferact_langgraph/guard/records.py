@@ -26,11 +26,13 @@ from inferact_langgraph.guard.payloads import ActionStep
 
 __all__ = [
     "AuditEntry",
+    "CheckDecision",
     "CheckRecord",
     "DecidedBy",
     "FeedbackEntry",
     "MemoryContext",
     "audit_entry",
+    "decided",
     "evidence",
 ]
 
@@ -69,7 +71,7 @@ class CheckRecord(TypedDict, total=False):
     order_probs: dict[str, dict[str, float]] | None
     error: str | None
     """Why the critic could not judge the call (then ``flagged`` is True: fail closed)."""
-    decision: Literal["approve", "reject", "respond"]
+    decision: CheckDecision
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
     edited_action: dict[str, Any]
     checked_at: float
@@ -171,6 +173,15 @@ def verdict_fields(verdict: Any) -> CheckRecord:
         "order_probs": dict(order_probs) if order_probs else None,
         "error": None,
     }
+
+
+CheckDecision = Literal["approve", "reject", "respond"]
+"""What was decided about a critical call (an edit is approved or reviewed again)."""
+
+
+def decided(record: CheckRecord, decision: CheckDecision) -> CheckRecord:
+    """A copy of ``record`` carrying ``decision`` (the original is left as it was)."""
+    return {**record, "decision": decision}
 
 
 def evidence(record: Mapping[str, Any]) -> dict[str, Any]:

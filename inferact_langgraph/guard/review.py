@@ -32,7 +32,7 @@ from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
-    sign_record,
+    signed_by_id,
 )
 from inferact_langgraph.guard.marks import CriticalSpec
 from inferact_langgraph.guard.memory import is_injected, memory_context
@@ -53,10 +53,13 @@ from inferact_langgraph.guard.payloads import (
 from inferact_langgraph.guard.provenance import is_tool_added
 from inferact_langgraph.guard.records import (
     AuditEntry,
+    CheckDecision,
     CheckRecord,
+    DecidedBy,
     FeedbackEntry,
     MemoryContext,
     audit_entry,
+    decided,
     evidence,
 )
 from inferact_langgraph.guard.requests import (
@@ -169,6 +172,19 @@ class ReviewOutcome:
     edits: dict[str, dict[str, Any]] = field(default_factory=dict)
     trial: int | None = None
     memory: MemoryContext | None = None
+
+    def decide(
+        self,
+        record: CheckRecord,
+        decision: CheckDecision,
+        decided_by: DecidedBy,
+        feedback: str | None = None,
+    ) -> None:
+        """Keep a decision about the call of ``record``: in its record and in the audit."""
+        self.checks[record["tool_call_id"]] = decided(record, decision)
+        self.audit.append(
+            audit_entry(record, decision=decision, decided_by=decided_by, feedback=feedback)
+        )
 
     def update(self) -> dict[str, Any]:
         """The graph state update (without the feedback's store write)."""
@@ -410,14 +426,10 @@ class ReviewProtocol:
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
             outcome.messages.append(_rejection_message(r, None, reason=reason))
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject"}
-            outcome.audit.append(
-                audit_entry(r, decision="reject", decided_by="policy", feedback=reason)
-            )
+            outcome.decide(r, "reject", "policy", feedback=reason)
         for r in allow:
             logger.warning("InferAct: running %s unchecked (on_critic_error='allow')", r["tool"])
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve"}
-            outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
+            outcome.decide(r, "approve", "policy")
 
         if ask:
             request = self.review_request(ask)
@@ -439,10 +451,7 @@ class ReviewProtocol:
                 new_record = yield recheck
                 call_id = recheck[2]["id"]
                 if is_approved(new_record):
-                    outcome.checks[call_id] = {**new_record, "decision": "approve"}
-                    outcome.audit.append(
-                        audit_entry(new_record, decision="approve", decided_by="critic")
-                    )
+                    outcome.decide(new_record, "approve", "critic")
                 else:
                     outcome.checks[call_id] = new_record
                     outcome.route = "review"
@@ -450,7 +459,7 @@ class ReviewProtocol:
         if outcome.edits:
             outcome.messages.insert(0, _with_edits(ai, outcome.edits))
         self._after_rejection(view, ai, outcome)
-        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}
+        outcome.checks = signed_by_id(outcome.checks.values(), self.key)
         return outcome
 
     def _after_rejection(self, view: StateView, ai: AIMessage, outcome: ReviewOutcome) -> None:
@@ -509,16 +518,10 @@ class ReviewProtocol:
         """Apply one decision; an edit of a critical call asks for a re-check."""
         call_id = record["tool_call_id"]
         if decision.type == "approve":
-            outcome.checks[call_id] = {**record, "decision": "approve"}
-            outcome.audit.append(audit_entry(record, decision="approve", decided_by="human"))
+            outcome.decide(record, "approve", "human")
         elif decision.type == "reject":
             outcome.messages.append(_rejection_message(record, decision.message))
-            outcome.checks[call_id] = {**record, "decision": "reject"}
-            outcome.audit.append(
-                audit_entry(
-                    record, decision="reject", decided_by="human", feedback=decision.message
-                )
-            )
+            outcome.decide(record, "reject", "human", feedback=decision.message)
             outcome.feedback.append(
                 {
                     "tool": record["tool"],
@@ -537,12 +540,7 @@ class ReviewProtocol:
                     content=decision.message or "", tool_call_id=call_id, name=record["tool"]
                 )
             )
-            outcome.checks[call_id] = {**record, "decision": "respond"}
-            outcome.audit.append(
-                audit_entry(
-                    record, decision="respond", decided_by="human", feedback=decision.message
-                )
-            )
+            outcome.decide(record, "respond", "human", feedback=decision.message)
         else:  # edit: bound to the same message and position, with the new name and args
             edited = decision.edited_action or {}
             new_call = {
@@ -643,8 +641,7 @@ class ReviewProtocol:
             return {}
         checks = view.checks
         answers: list[ToolMessage] = []
-        audit: list[AuditEntry] = []
-        decided: dict[str, CheckRecord] = {}
+        closed = ReviewOutcome()
         for index, call in open_calls:
             call_id = call["id"] or ""  # a call without an id has no record
             record = checks.get(call_id)
@@ -669,10 +666,7 @@ class ReviewProtocol:
                 )
             )
             if reviewed is not None:
-                decided[call_id] = {**reviewed, "decision": "reject"}
-                audit.append(
-                    audit_entry(reviewed, decision="reject", decided_by="user", feedback=SUPERSEDED)
-                )
+                closed.decide(reviewed, "reject", "user", feedback=SUPERSEDED)
         # Tool answers must follow their AI message, before the new turn. add_messages cannot
         # insert, so the list is rewritten in order (every message keeps its id).
         head = messages[: ai_position + 1] + later[:first_human]
@@ -684,8 +678,8 @@ class ReviewProtocol:
                 *later[first_human:],
             ],
         }
-        if decided:
-            update[CHECKS] = {k: sign_record(v, self.key) for k, v in decided.items()}
-        if audit:
-            update[AUDIT] = audit
+        if closed.checks:
+            update[CHECKS] = signed_by_id(closed.checks.values(), self.key)
+        if closed.audit:
+            update[AUDIT] = closed.audit
         return update
