@@ -201,3 +201,19 @@ def test_each_check_finds_what_it_looks_for(source, check, expected):
     assert bool(hits) == (expected is not None), hits
     if expected is not None:
         assert expected in hits[0]
+
+
+def _drawn(tree: str, indent: int) -> list[str]:
+    """The modules a layout tree draws at this indent (one per line, its first word)."""
+    lines = [line for line in tree.splitlines() if line.strip()]
+    drawn = [line.split()[0] for line in lines if len(line) - len(line.lstrip()) == indent]
+    return sorted(name for name in drawn if name.endswith(".py"))
+
+
+def test_the_readme_layout_draws_every_module_of_the_package_and_the_guard_once():
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    tree = readme[readme.index("inferact_langgraph/\n") :]
+    tree = tree[: tree.index("```")]
+    assert _drawn(tree, 2) == sorted(p.name for p in PACKAGE.glob("*.py"))
+    guard = sorted(p.name for p in GUARD.glob("*.py") if p.name != "__init__.py")
+    assert _drawn(tree, 4) == guard
