@@ -81,9 +81,9 @@ from inferact_langgraph.guard.state import (
     MEMORY,
     ROUTE,
     GuardState,
+    StateView,
     last_ai_message,
     messages_of,
-    pending_calls,
 )
 
 __all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "with_inferact"]
@@ -190,13 +190,13 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
             return MEMORY_NODE
         if where == "review":  # an edit the critic still doubts: a new review, a new interrupt
             return GATE_NODE
-        _, pending = pending_calls(state)
+        view = StateView.read(state)
         sends = []
-        for _index, call in pending:
+        for _index, call in view.pending:
             # Never send a critical call without a bound verdict or approval (the tool node
             # checks again: this is only where the run goes next).
             if guard.critic_step.is_critical(call):
-                _, reason = authorize(state, call, key=guard.options.key)
+                _, reason = authorize(view, call, key=guard.options.key)
                 if reason is not None:
                     continue
             sends.append(Send(tools, [call]))  # the tool node reads the state itself

@@ -53,7 +53,7 @@ from inferact_langgraph.guard.marks import resolve_critical_tools
 from inferact_langgraph.guard.memory import memory_text, system_message_with
 from inferact_langgraph.guard.options import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.provenance import mark_tool_output
-from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState
+from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState, StateView
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 
@@ -139,8 +139,8 @@ class InferActMiddleware(AgentMiddleware):
         self.guard.learn_tools(tools)
         self._seen_tools = key
 
-    def _state_to_check(self, request: ModelRequest, response: Any) -> dict[str, Any] | None:
-        """The state with the actor's answer, if that answer has a critical call to check."""
+    def _state_to_check(self, request: ModelRequest, response: Any) -> StateView | None:
+        """The view of the state with the actor's answer, if it has a critical call to check."""
         messages = response.result if isinstance(response, ModelResponse) else [response]
         ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         # Cheap test first: most model calls propose no critical call and copy nothing.
@@ -152,9 +152,8 @@ class InferActMiddleware(AgentMiddleware):
         unique = with_unique_call_ids(ai, earlier)
         if unique is not ai:  # reused / duplicate / missing ids: unique ones before any check
             ai.tool_calls = unique.tool_calls
-        state = dict(request.state)
-        state["messages"] = [*earlier, *messages]
-        return state if self.guard.critic_step.needs_check(state) else None
+        view = StateView.read({**request.state, "messages": [*earlier, *messages]})
+        return view if self.guard.critic_step.needs_check(view) else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the actor (given earlier feedback), then judge its critical calls."""
@@ -300,7 +299,7 @@ class InferActMiddleware(AgentMiddleware):
         verdict, target = self._decide(request)
         if verdict == "run":
             # Every tool's Command (critical or not): its human messages leave marked as the
-            # tool's, so none of them is ever taken as the user's request (scope.is_request).
+            # tool's, so none of them is ever taken as the user's request (requests.is_request).
             return mark_tool_output(handler(target))
         if verdict == "refuse":
             return target

@@ -54,7 +54,7 @@ from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 __all__ = ["Scope", "TaskLocator"]
 
 # Tool answers written when the user sent a new message instead of answering a review
-# (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
+# (review.ReviewProtocol.supersede_pending): a human message after them is the user's.
 # They are told apart by this id prefix, never by their text: a tool's output can say anything.
 SUPERSEDED_ID_PREFIX = "inferact-superseded-"
 

@@ -576,7 +576,8 @@ class ReviewProtocol:
     ) -> list[ToolMessage]:
         """Answer every other pending call so the history stays valid when the run ends."""
         messages, position = view.messages, view.ai_position
-        assert position is not None and messages[position] is ai
+        assert position is not None  # a review has an AI message
+        assert messages[position] is ai
         done = answered_after(messages, position) | {
             m.tool_call_id for m in outcome.messages if isinstance(m, ToolMessage)
         }
@@ -662,7 +663,7 @@ class ReviewProtocol:
                     tool_call_id=call["id"],
                     name=call["name"],
                     status="error",
-                    id=f"{SUPERSEDED_ID_PREFIX}{uuid.uuid4().hex}",  # scope.is_request reads it
+                    id=f"{SUPERSEDED_ID_PREFIX}{uuid.uuid4().hex}",  # requests.is_request reads it
                 )
             )
             if reviewed is not None:

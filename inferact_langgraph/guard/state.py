@@ -160,12 +160,6 @@ def last_ai_message(state: Any) -> AIMessage | None:
     return ai if isinstance(ai, AIMessage) else None
 
 
-def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[str, Any]]]]:
-    """The last AI message and its calls that no later tool message answers, with positions."""
-    view = StateView.read(state)
-    return view.ai, view.pending
-
-
 @dataclass(frozen=True, slots=True)
 class StateView:
     """One reading of a graph state: what the guard's steps look at, computed once.
