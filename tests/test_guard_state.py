@@ -111,3 +111,47 @@ def test_a_view_with_other_messages_keeps_the_other_keys():
 def test_a_view_of_a_state_without_an_ai_message_has_nothing_pending(state):
     view = StateView.read(state)
     assert view.ai is None and view.ai_position is None and view.pending == []
+
+
+class _CountingState(dict):
+    """A state that counts how often its messages are read."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads = 0
+
+    def get(self, key, default=None):
+        if key == "messages":
+            self.reads += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        if key == "messages":
+            self.reads += 1
+        return super().__getitem__(key)
+
+
+def test_a_critic_step_reads_the_messages_of_the_state_once():
+    from inferact_langgraph.guard.check import CriticStep
+    from inferact_langgraph.guard.marks import CriticalSpec
+
+    step = CriticStep(critic=ScriptedCritic(scores=[0.9]), specs={"buy_now": CriticalSpec()})
+    state = _CountingState(messages=_thread())
+    update = step.check(state)
+    assert list(update[guard_state.CHECKS]) == ["b1"]
+    assert update[guard_state.CHECKS]["b1"]["task"] == "buy a mug"
+    assert state.reads == 1
+
+
+def test_closing_a_skipped_review_reads_the_messages_of_the_state_once():
+    from inferact_langgraph.guard.core import InferActGuard
+    from inferact_langgraph.guard.marks import CriticalSpec
+
+    guard = InferActGuard(critic=ScriptedCritic(scores=[0.9]), specs={"buy_now": CriticalSpec()})
+    state = _CountingState(messages=[*_thread(), HumanMessage("never mind, stop")])
+    update = guard.protocol.supersede_pending(state)
+    assert [m.tool_call_id for m in update["messages"] if isinstance(m, ToolMessage)] == [
+        "s1",
+        "b1",
+    ]
+    assert state.reads == 1
