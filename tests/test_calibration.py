@@ -22,7 +22,7 @@ from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.errors import InferActError
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
-from inferact_langgraph.guard.options import resolve_critic
+from inferact_langgraph.guard.arguments import resolve_critic
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
 

@@ -19,7 +19,7 @@ from langgraph.types import Command
 from inferact_langgraph import InferActMiddleware, with_inferact
 from inferact_langgraph.calibration import Calibration, CalibrationError, fit_calibration
 from inferact_langgraph.critics import make_critic
-from inferact_langgraph.guard.options import resolve_critic
+from inferact_langgraph.guard.arguments import resolve_critic
 from inferact_langgraph.testing import ScriptedCritic, scripted_critic_model
 
 TASK = "I need 66x66 inch blackout shades under $90"

@@ -10,7 +10,7 @@ from langgraph.store.memory import InMemoryStore
 
 from inferact_langgraph import FeedbackMemory, GuardOptions, InferActMiddleware, with_inferact
 from inferact_langgraph.guard._compat import guard_of
-from inferact_langgraph.guard.options import GuardArguments
+from inferact_langgraph.guard.arguments import GuardArguments
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 

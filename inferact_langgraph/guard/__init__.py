@@ -5,7 +5,8 @@ One module per concept; the public names are re-exported by :mod:`inferact_langg
 * :mod:`.state`: the state keys the guard adds, declared once, and the view of a state
   that one step reads;
 * :mod:`.marks`: ``@critical`` and :class:`~.marks.CriticalSpec`;
-* :mod:`.options`: :class:`~.options.GuardOptions` and the critic the guard runs;
+* :mod:`.options`: :class:`~.options.GuardOptions`, the policy;
+* :mod:`.arguments`: the keywords both entry points take, and the critic they build;
 * :mod:`.requests`: which messages are the user's requests (the task of a check);
 * :mod:`.provenance`: the mark on the human messages a tool writes;
 * :mod:`.binding`: a verdict or decision bound to one exact call, signed;

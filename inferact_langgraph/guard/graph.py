@@ -66,6 +66,7 @@ from inferact_langgraph.guard._compat import (
     tool_node_messages_key,
     untraced,
 )
+from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.binding import authorize
 from inferact_langgraph.guard.core import InferActGuard
 from inferact_langgraph.guard.marks import resolve_critical_tools
@@ -74,7 +75,6 @@ from inferact_langgraph.guard.memory import (
     memory_text,
     without_memory_messages,
 )
-from inferact_langgraph.guard.options import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.provenance import mark_tool_output
 from inferact_langgraph.guard.requests import request_positions
 from inferact_langgraph.guard.state import (

@@ -47,11 +47,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 from typing_extensions import Unpack
 
+from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.binding import authorize, with_unique_call_ids
 from inferact_langgraph.guard.core import InferActGuard, run_config
 from inferact_langgraph.guard.marks import resolve_critical_tools
 from inferact_langgraph.guard.memory import memory_text, system_message_with
-from inferact_langgraph.guard.options import GuardArguments, critic_from, options_from
 from inferact_langgraph.guard.provenance import mark_tool_output
 from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState, StateView
 
