@@ -110,7 +110,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 HEADER = """# Benchmarks
 
-How much the InferAct guard costs, measured by the scripts in `bench/` (issue 7). Every figure is
+How much the InferAct guard costs, measured by the scripts in `bench/`. Every figure is
 a **ratio measured side by side in one run** (baseline and candidate interleaved in the same
 process), with the median and spread over repetitions; absolute times are only given for context.
 Critic models are scripted (`inferact_langgraph.testing.ScriptedChatModel`) and answer after a

@@ -30,13 +30,11 @@ from rich.panel import Panel
 from rich.table import Table
 
 from inferact_langgraph.errors import DemoError
-from inferact_langgraph.examples._common import last_result
-from inferact_langgraph.examples.demo_models import (
+from inferact_langgraph.examples.registry import (
     ENVIRONMENTS,
     ORACLE_LABEL,
     build_env_graph,
     make_env,
-    oracle_feedback,
 )
 from inferact_langgraph.guard.graph import MEMORY_NODE
 from inferact_langgraph.guard.state import CHECKS, MEMORY
@@ -66,22 +64,6 @@ def _open_persistence(db: Path) -> tuple[Any, Any]:
     store = SqliteStore(sqlite3.connect(str(db), check_same_thread=False, isolation_level=None))
     store.setup()
     return saver, store
-
-
-def _is_success(name: str, env: Any, values: dict[str, Any], task: int) -> bool:
-    """Success of a finished trial, read from the thread's final tool results."""
-    messages = values.get("messages") or []
-    if name == "webshop":
-        bought = list(env.purchases())
-        return bool(bought) and env.is_success(bought[-1], task)
-    if name == "hotpotqa":  # the last answer submitted, if it was recorded
-        last = last_result(messages, ("finish",))
-        if last is None or last[1] is None or last[1].status == "error":
-            return False
-        return bool(env.is_success(last[0]["args"].get("answer"), task))
-    text = str(messages[-1].content) if messages else ""
-    wanted = {"heat": "hot", "cool": "cool", "clean": "clean"}[env.task(task)["operation"]]
-    return env.task(task)["object"] in text and f" {wanted} " in f" {text} "
 
 
 class _Demo:
@@ -254,7 +236,7 @@ class _Demo:
     def decide(self, interrupt_value: dict[str, Any]) -> Any:
         requests = interrupt_value.get("action_requests") or []
         if self.auto:
-            feedback = oracle_feedback(self.name, self.env, self.task)
+            feedback = self.env.oracle_feedback(self.task)
             self.console.print(
                 Panel(
                     f"reject, with feedback: {feedback}",
@@ -316,7 +298,7 @@ class _Demo:
             rejected = rejected or any(d["type"] == "reject" for d in decision["decisions"])
             payload = Command(resume=decision)
         values = self.graph.get_state(cfg).values
-        ok = _is_success(self.name, self.env, values, self.task)
+        ok = self.env.succeeded(self.task, values.get("messages") or [])
         return rejected, ok
 
 

@@ -10,9 +10,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.critics import Critic
-from inferact_langgraph.guard.graph import with_inferact
-from inferact_langgraph.guard.marks import critical
 from inferact_langgraph.testing import ScriptedChatModel
 
 

@@ -11,7 +11,16 @@ import json
 
 import pytest
 from conftest import ROOT, SHARED_DATA, read_jsonl
-from guard_helpers import LEDGER, build_graph, buy_now, search, shop_actor
+from guard_helpers import (
+    KINDS,
+    LEDGER,
+    MIDDLEWARE_KINDS,
+    build_graph,
+    buy_now,
+    review_in,
+    search,
+    shop_actor,
+)
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -23,7 +32,6 @@ from inferact_langgraph.guard.arguments import resolve_critic
 from inferact_langgraph.testing import ScriptedCritic, scripted_critic_model
 
 TASK = "I need 66x66 inch blackout shades under $90"
-KINDS = ["create_agent", "builder", "middleware"]
 SNAPSHOT = "hotpotqa_trial1_scores.json"
 HARSH = Calibration.platt(slope=10.0, intercept=-8.0)  # raw 0.6 -> 0.119
 LENIENT = Calibration.platt(slope=10.0, intercept=-2.0)  # raw 0.4 -> 0.881
@@ -39,12 +47,12 @@ def _clear_ledger():
 def guarded(kind, p_task, **options):
     """A shop agent guarded by InferAct on a scripted critic model whose raw score is p_task."""
     model = scripted_critic_model(p_task)
-    if kind == "middleware":
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             shop_actor(),
             [search, buy_now],
             checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(model=model, **options)],
+            middleware=[InferActMiddleware(model=model, review_in=review_in(kind), **options)],
         )
     return with_inferact(
         build_graph(kind, shop_actor(), [search, buy_now]),

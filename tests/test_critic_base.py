@@ -1,4 +1,4 @@
-"""One way to do each thing in the critics (issue 13, item 4): preset lookup and retries in
+"""One way to do each thing in the critics: preset lookup and retries in
 the base critic, one trajectory hash for every verdict cache, graphs compiled only on use."""
 
 from __future__ import annotations

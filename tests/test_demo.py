@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from inferact_langgraph.cli import app
-from inferact_langgraph.examples.demo_models import ENVIRONMENTS
+from inferact_langgraph.examples.registry import ENVIRONMENTS
 
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)

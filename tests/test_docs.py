@@ -1,6 +1,6 @@
 """Every ```python block of README.md and docs/*.md runs, offline, so the docs cannot drift.
 
-How the blocks are run (issue 15, item 2):
+How the blocks are run:
 
 * Each Markdown file is one test. Its ```python blocks run in order in one namespace, like the
   cells of a notebook. A page of ``docs/`` continues the README: its namespace starts with what

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 from typing import Annotated, Any
 
-from guard_helpers import build_graph
+from guard_helpers import KINDS, MIDDLEWARE_KINDS, build_graph, review_in
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent
@@ -102,7 +102,7 @@ TURN = st.lists(CALL, min_size=1, max_size=3)
 ACTION = st.sampled_from(
     ["approve", "reject", "edit", "stale", "goto_tools", "goto_inject", "new_message", "bad"]
 )
-KIND = st.sampled_from(["create_agent", "react_agent", "builder", "middleware", "tool_call"])
+KIND = st.sampled_from(KINDS)
 
 
 def _graph(kind: str, turns: list[list[dict]], scores: list[float]) -> Any:
@@ -118,13 +118,12 @@ def _graph(kind: str, turns: list[list[dict]], scores: list[float]) -> Any:
     order = itertools.cycle(scores)
     critic = ScriptedCritic(score_fn=lambda _t: next(order))
     tools = [pay, lookup, reroute]
-    if kind in ("middleware", "tool_call"):
-        review_in = "tool_call" if kind == "tool_call" else "after_model"
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             actor,
             tools,
             checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(critic=critic, review_in=review_in)],
+            middleware=[InferActMiddleware(critic=critic, review_in=review_in(kind))],
         )
     return with_inferact(
         build_graph(kind, actor, tools), critic=critic, checkpointer=InMemorySaver()

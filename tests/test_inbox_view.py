@@ -14,14 +14,14 @@ from langgraph.types import Command
 
 from inferact_langgraph.inbox import thread_view, validate_decisions
 
-# Fields the guard added to each action's ``inferact`` section in version 0.2; the tests of this
-# module start from version 0.1's payload (without them) so the fall-back to state is tested,
-# and the "extended" tests put them back themselves.
+# Fields the guard writes into each action's ``inferact`` section that an older payload lacks;
+# the tests of this module start from a payload without them so the fall-back to state is
+# tested, and the "extended" tests put them back themselves.
 _V02_FIELDS = ("task", "action_chain", "options", "option_probs", "order_probs")
 
 
 def thread_dict(graph: Any, config: dict, thread_id: str) -> dict:
-    """The thread as ``threads.get`` gives it, with version 0.1's ``inferact`` sections."""
+    """The thread as ``threads.get`` gives it, with ``inferact`` sections lacking those fields."""
     thread = _thread_dict(graph, config, thread_id)
     for interrupts in thread["interrupts"].values():
         for item in interrupts:

@@ -16,9 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.errors import ResumeError
-from inferact_langgraph.guard.graph import with_inferact
-from inferact_langgraph.guard.marks import critical
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 InferActCritic = pytest.importorskip("inferact_langgraph.critics.inferact").InferActCritic

@@ -14,6 +14,7 @@ import tracemalloc
 import uuid
 from typing import Any
 
+from inferact_langgraph.memory import FeedbackMemory
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
@@ -21,8 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from inferact_langgraph.guard.marks import critical
-from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph import critical
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic, prompt_text
 
 N = int(os.environ.get("INFERACT_LOAD_N", "200"))
@@ -49,7 +49,7 @@ def _build() -> tuple[Any, dict[str, list[str]], dict[str, str]]:
         call = {"name": "buy_now", "args": {"item": item}, "id": f"call-{item}"}
         return AIMessage("", id=f"ai-{uuid.uuid4().hex}", tool_calls=[call])
 
-    from inferact_langgraph.guard.graph import with_inferact
+    from inferact_langgraph import with_inferact
 
     store = InMemoryStore()
     memory = FeedbackMemory()

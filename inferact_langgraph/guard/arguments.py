@@ -13,6 +13,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.guard.marks import CriticalSpec
 from inferact_langgraph.guard.memory import FeedbackMemory, MemoryNamespace
@@ -34,7 +35,7 @@ def resolve_critic(
     threshold: float | None = None,
     preset: str = "generic",
     cache: Any = None,
-    calibration: Any = None,
+    calibration: Any = DEFAULT_CALIBRATION,
 ) -> Critic:
     """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
 
@@ -67,7 +68,7 @@ def resolve_critic(
             raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
         if threshold is not None:
             raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
-        if calibration is not None:
+        if not (isinstance(calibration, str) and calibration == DEFAULT_CALIBRATION):
             raise ValueError(
                 "calibration= goes to the critic you built, with its threshold: "
                 'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
@@ -124,9 +125,11 @@ class GuardArguments(TypedDict, total=False):
     """``True`` (in memory) or a verdict store: an identical pending call (same task and action
     chain, e.g. after a retried step) is answered without a model call."""
     calibration: Any
-    """With ``model``: a :class:`~inferact_langgraph.calibration.Calibration` or the path of its
-    file (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track), so
-    ``threshold`` is a probability. With ``critic=``, give it to that critic instead."""
+    """With ``model``: ``"default"`` (the calibration shipped for the preset, fitted on a capable
+    model's answers: docs/quality.md), a :class:`~inferact_langgraph.calibration.Calibration` or
+    the path of its file (``inferact eval`` writes one per critic) mapping InferAct's score to
+    P(on track), so ``threshold`` is a probability; ``None`` for the raw score. With
+    ``critic=``, give it to that critic instead (``make_critic(..., calibration=...)``)."""
     critical: Iterable[str] | Mapping[str, CriticalSpec] | None
     """Names of tools to treat as critical (tools you do not own), or names mapped to
     :class:`~inferact_langgraph.CriticalSpec`; tools marked ``@critical`` are found anyway."""
@@ -179,5 +182,5 @@ def critic_from(arguments: GuardArguments) -> Critic:
         threshold=arguments.get("threshold"),
         preset=arguments.get("preset", "generic"),
         cache=arguments.get("cache"),
-        calibration=arguments.get("calibration"),
+        calibration=arguments.get("calibration", DEFAULT_CALIBRATION),
     )

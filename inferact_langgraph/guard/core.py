@@ -83,7 +83,9 @@ class InferActGuard:
         self.specs: dict[str, CriticalSpec] = dict(specs)
         self.tools: dict[str, Any] = dict(tools or {})
         self.locator = TaskLocator(
-            scope=self.options.scope, task_extractor=self.options.task_extractor
+            scope=self.options.scope,
+            task_extractor=self.options.task_extractor,
+            critical_tools=self.specs,
         )
         self.critic_step = CriticStep(
             critic=critic, specs=self.specs, locator=self.locator, key=self.options.key

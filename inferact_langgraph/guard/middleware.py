@@ -164,10 +164,10 @@ class InferActMiddleware(AgentMiddleware):
             return response
         return _extend(response, self.guard.critic_step.check(state))
 
-    # Off-path cost (issue 13): the async hooks are plain functions that return an awaitable.
+    # Off-path cost: the async hooks are plain functions that return an awaitable.
     # create_agent wraps every wrap hook in langsmith's ``traceable``; for an ``async def``
     # that wrapper runs its bookkeeping in a worker thread, twice a call, even with tracing
-    # off (130-180 µs a hook a step on 2 cores); for a plain function it runs inline.
+    # off; for a plain function it runs inline.
     # Everything is awaited by the caller as before (LangChain's chains ``await`` the result).
     # With LangSmith tracing on, the hook's own span closes when it returns the awaitable;
     # the model and tool runs it wraps are still traced, under the step instead of the hook.
@@ -337,9 +337,9 @@ class InferActMiddleware(AgentMiddleware):
         return self._command(mark_tool_output(await handler(target)), update)
 
 
-# Off-path cost (issue 13): langsmith's ``traceable``, which create_agent wraps around every
-# wrap hook, computes the hook's signature on every call (about 7 µs for a method); a
-# precomputed ``__signature__`` (the same signature) makes that a lookup.
+# Off-path cost: langsmith's ``traceable``, which create_agent wraps around every wrap hook,
+# computes the hook's signature on every call; a precomputed ``__signature__`` (the same
+# signature) makes that a lookup.
 for _name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
     _hook = vars(InferActMiddleware)[_name]
     _hook.__signature__ = inspect.signature(_hook)
