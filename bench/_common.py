@@ -261,6 +261,7 @@ def make_critic(kind: str, model: Any, **kwargs: Any):
     spec = {"self-consistency": "self_consistency"}.get(kind, kind)
     if spec == "self_consistency":
         kwargs.setdefault("samples", 5)
+    kwargs.setdefault("calibration", None)  # the benchmarks time the raw critic
     return lib_make(spec, model=model, **kwargs)
 
 

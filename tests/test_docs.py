@@ -195,7 +195,10 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     ),
     "docs/howto.md": ("2 [BadRecord(line=3, ",),  # two usable runs, the bad line listed
     "docs/trials.md": ("[0.0, 1.0, 1.0]",),  # the cumulative success the page's comment shows
-    "docs/schemas.md": ("[('buy_now', {'asin': 'B0SHDCUSTM', 'price': 45.99}, 0.1, 'wrong size",),
+    "docs/schemas.md": (
+        "[('buy_now', {'asin': 'B0SHDCUSTM', 'price': 45.99}, 0.",  # the calibrated score
+        "'wrong size: I need 66x66 inch')]",
+    ),
 }
 
 

@@ -65,11 +65,11 @@ def test_every_critic_uses_its_shipped_calibration_by_default():
 
 @pytest.mark.parametrize(("calibration", "asked"), [("default", True), (None, False)])
 def test_a_guard_flags_by_calibrated_probability_by_default(calibration, asked):
-    """The model's p(task) = 0.55 passes a raw 0.5 threshold, but the shipped calibration maps
+    """The model's p(task) = 0.5 passes a raw 0.5 threshold, but the shipped calibration maps
     it below 0.5 (tool agents' correct calls score higher): by default the human is asked."""
     shipped = default_calibration("inferact", "generic")
-    assert shipped is not None and shipped(0.55) < 0.5  # the premise: 0.55 is a doubt once mapped
-    critic = InferActCritic(model=scripted_critic_model(0.55), calibration=calibration)
+    assert shipped is not None and shipped(0.5) < 0.5  # the premise: 0.5 is a doubt once mapped
+    critic = InferActCritic(model=scripted_critic_model(0.5), calibration=calibration)
     graph, bought = buying_agent(critic)
     out = graph.invoke({"messages": [("user", "buy B01")]}, {"configurable": {"thread_id": "c"}})
     assert ("__interrupt__" in out) is asked

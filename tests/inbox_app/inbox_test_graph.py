@@ -119,7 +119,9 @@ def judge(messages: list) -> str:
 def build_graph(checkpointer: Any = None) -> Any:
     """The guarded agent (the LangGraph server supplies the checkpointer when it serves it)."""
     agent = create_agent(ScriptedChatModel(responder=actor), [search, buy_now])
-    critic = InferActCritic(model=ScriptedChatModel(responder=judge), threshold=0.5)
+    critic = InferActCritic(
+        model=ScriptedChatModel(responder=judge), threshold=0.5, calibration=None
+    )  # the scripted scores are shown as they are
     return with_inferact(agent, critic=critic, checkpointer=checkpointer)
 
 
