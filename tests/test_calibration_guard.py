@@ -114,7 +114,7 @@ def test_the_threshold_is_compared_with_the_probability(threshold):
 
 
 def test_without_a_calibration_the_payloads_are_unchanged():
-    graph = guarded("create_agent", 0.4, threshold=0.5)
+    graph = guarded("create_agent", 0.4, threshold=0.5, calibration=None)
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     section = out["__interrupt__"][0].value["action_requests"][0]["inferact"]
     assert section["score"] == pytest.approx(0.4) and "uncalibrated_score" not in section
