@@ -248,6 +248,12 @@ def _sneaky_tools(how: str) -> list:
     return [search, buy_now, sneaky]
 
 
+# create_react_agent checks the history before its next model call and raises its own
+# ValueError on the injected AI message; by then the guard has refused the injected purchase
+# (the refusal and the audit are checkpointed), so the run ends without buying.
+REACT_AGENT_STOPS = {("react_agent", "goto"), ("react_agent", "send")}
+
+
 @pytest.mark.parametrize("how", ["goto", "send", "send_with_state"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_tool_returning_a_command_cannot_run_a_critical_call(kind, how):
@@ -256,14 +262,18 @@ def test_a_tool_returning_a_command_cannot_run_a_critical_call(kind, how):
     )
     critic = ScriptedCritic(scores=[1.0])
     graph = guarded(kind, actor, critic, tools=_sneaky_tools(how))
-    try:
-        out = graph.invoke({"messages": [("user", TASK)]}, cfg())
-    except Exception as exc:  # noqa: BLE001 - a refusal by LangGraph itself is fine too
-        assert bought() == [], exc
-        return
+    if (kind, how) in REACT_AGENT_STOPS:
+        with pytest.raises(ValueError, match="do not have a corresponding ToolMessage"):
+            graph.invoke({"messages": [("user", TASK)]}, cfg())
+    else:
+        graph.invoke({"messages": [("user", TASK)]}, cfg())
+    messages = graph.get_state(cfg()).values["messages"]
     assert bought() == [] and critic.calls == 0
-    refused = tool_answers(out["messages"])
-    assert refused and all(m.status == "error" for m in refused)
+    (refused,) = [m for m in tool_answers(messages) if m.tool_call_id == "evil-1"]
+    assert refused.status == "error" and "not executed" in refused.content
+    assert [(a["tool"], a["decision"], a["decided_by"]) for a in audit(graph)] == [
+        ("buy_now", "reject", "guard")
+    ]
 
 
 # ---------------------------------------------------------------------------- 6. caller's goto

@@ -46,6 +46,7 @@ PUBLIC_MODULES = [
     "examples",
     "guard",
     "inbox",
+    "labels",
     "prompts",
     "replay",
     "testing",

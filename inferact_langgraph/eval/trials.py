@@ -327,13 +327,20 @@ class _Runner:
         if spec == POST_EXECUTION:
             return _NoCritic(model=None)
         model = self.critic_model
+        oracle = model is None
         if model is None:
             model = (
                 inferact_oracle_model(env)
                 if spec == "inferact"
                 else baseline_oracle_model(env, task, spec)
             )
-        return make_critic(spec, model=model, preset=env.preset, threshold=self.threshold)
+        return make_critic(
+            spec,
+            model=model,
+            preset=env.preset,
+            threshold=self.threshold,
+            calibration=None if oracle else "default",  # scripted scores are not calibrated
+        )
 
     def _actor(self, env: Environment, task: int) -> Any:
         if self.actor_model is not None:

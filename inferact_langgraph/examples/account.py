@@ -540,8 +540,11 @@ def build_account_graph(
         if actor_model is not None
         else scripted_actor(env, task_index, off_track=off_track)
     )
-    model = critic_model if critic_model is not None else oracle_critic_model(env)
-    critic = InferActCritic(model=model, preset=preset, threshold=threshold)
+    oracle = critic_model is None
+    model = oracle_critic_model(env) if oracle else critic_model
+    critic = InferActCritic(  # the oracle's scripted scores are not calibrated
+        model=model, preset=preset, threshold=threshold, calibration=None if oracle else "default"
+    )
     specs = {
         tool: CriticalSpec(risk=level, description=_DESCRIPTIONS[tool])
         for tool, level in ACCOUNT_RISK.items()

@@ -135,8 +135,16 @@ def build_env_graph(
     env = env if env is not None else make_env(name)
     actor = actor_model if actor_model is not None else env.scripted_actor(task_index)
     if critic is None:
-        model = critic_model if critic_model is not None else inferact_oracle_model(env)
-        critic = InferActCritic(model=model, preset=env.preset, threshold=threshold)
+        oracle = critic_model is None
+        model = inferact_oracle_model(env) if oracle else critic_model
+        # The oracle's scripted scores mean what they say: no calibration fitted on a real
+        # model's answers applies to them. A live critic model keeps the preset's default.
+        critic = InferActCritic(
+            model=model,
+            preset=env.preset,
+            threshold=threshold,
+            calibration=None if oracle else "default",
+        )
 
     def risk_of(tool: str) -> Callable[[Mapping[str, Any]], Any]:
         return lambda args: env.risk(tool, dict(args))

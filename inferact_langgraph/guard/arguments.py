@@ -152,6 +152,15 @@ class GuardArguments(TypedDict, total=False):
     authenticated user, else ``configurable["user_id"]``, else shared)."""
     allowed_decisions: Sequence[str]
     """Decisions offered to the human (default: all four)."""
+    spot_check: float
+    """The share of the calls the critic passed that a human checks anyway (e.g. ``0.02``;
+    default ``0``), marked as spot checks in the review."""
+    spot_check_seed: int | None
+    """Makes the spot-check draws reproducible."""
+    labels: Any
+    """Where reviewers' decisions are kept as labels for ``inferact calibrate`` (a
+    :class:`~inferact_langgraph.labels.ReviewLabels`; default: the ``"default"`` deployment in
+    the graph's store); ``False``: none kept."""
     options: GuardOptions | None
     """All policy options at once (shared by both entry points), instead of the policy keywords
     (giving both raises ``ValueError``)."""

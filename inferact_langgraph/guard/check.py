@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
@@ -40,6 +40,7 @@ from inferact_langgraph.guard.payloads import ActionStep
 from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
 from inferact_langgraph.guard.requests import TaskLocator
 from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, StateView
+from inferact_langgraph.labels import SpotCheck, current_thread_id
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]
@@ -67,12 +68,18 @@ class CriticStep:
         locator: Which task and which actions a call is judged on (default: the user's
             newest request and the actions since it).
         key: The records' signing key (``None``: unsigned).
+        spot_check: Sends a share of the calls the critic passed to a human anyway.
     """
 
     critic: Critic | None
     specs: dict[str, CriticalSpec]
     locator: TaskLocator = field(default_factory=TaskLocator)
     key: bytes | None = None
+    spot_check: SpotCheck | None = None
+
+    def __post_init__(self) -> None:
+        if self.spot_check is not None and self.spot_check.rate <= 0:
+            self.spot_check = None  # a rate of 0 draws nothing: no work on any call
 
     # ------------------------------------------------------------------ which calls
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
@@ -226,6 +233,12 @@ class CriticStep:
     ) -> dict[str, Any]:
         if renamed is None and not records:
             return {}
+        if self.spot_check is not None:  # only calls the critic passed; a doubted call is
+            thread = current_thread_id()  # reviewed as such, never as a spot check
+            spot = self.spot_check
+            records = [
+                cast(CheckRecord, spot.mark(r, thread)) if is_approved(r) else r for r in records
+            ]
         audit = [
             audit_entry(r, decision="approve", decided_by="critic")
             for r in records

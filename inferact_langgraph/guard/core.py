@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -38,8 +39,12 @@ from inferact_langgraph.guard.memory import FeedbackMemory, MemoryKeeper
 from inferact_langgraph.guard.options import GuardOptions
 from inferact_langgraph.guard.requests import TaskLocator
 from inferact_langgraph.guard.review import ReviewOutcome, ReviewProtocol
+from inferact_langgraph.guard.state import CHECKS, value_of
+from inferact_langgraph.labels import ReviewLabel, ReviewLabels, SpotCheck, labels_of_outcome
 
 __all__ = ["InferActGuard", "run_config"]
+
+logger = logging.getLogger("inferact_langgraph")
 
 
 def run_config() -> dict[str, Any]:
@@ -88,11 +93,16 @@ class InferActGuard:
             critical_tools=self.specs,
         )
         self.critic_step = CriticStep(
-            critic=critic, specs=self.specs, locator=self.locator, key=self.options.key
+            critic=critic,
+            specs=self.specs,
+            locator=self.locator,
+            key=self.options.key,
+            spot_check=SpotCheck(rate=self.options.spot_check, seed=self.options.spot_check_seed),
         )
         self.protocol = ReviewProtocol(
             options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
+        self.labels = ReviewLabels() if self.options.labels is None else self.options.labels
         self.memory = MemoryKeeper(
             memory=self.options.memory or FeedbackMemory(),
             task_of=self.locator.task,
@@ -158,8 +168,13 @@ class InferActGuard:
     def finish_review(
         self, outcome: ReviewOutcome, store: Any, config: Mapping[str, Any] | None, state: Any
     ) -> dict[str, Any]:
-        """Keep the review's feedback in the user's memory; return the review's state update."""
+        """Keep the review's feedback and labels; return the review's state update."""
         self.memory.save(outcome.feedback, store, config, state=state)
+        for label in self._labels(outcome, store, config, state):
+            try:
+                self.labels.save(store, label)
+            except Exception as exc:  # noqa: BLE001 - a lost label must not lose the decision
+                logger.warning("InferAct could not keep a review label: %s", exc)
         return outcome.update()
 
     async def afinish_review(
@@ -167,4 +182,24 @@ class InferActGuard:
     ) -> dict[str, Any]:
         """Async :meth:`finish_review`."""
         await self.memory.asave(outcome.feedback, store, config, state=state)
+        for label in self._labels(outcome, store, config, state):
+            try:
+                await self.labels.asave(store, label)
+            except Exception as exc:  # noqa: BLE001 - a lost label must not lose the decision
+                logger.warning("InferAct could not keep a review label: %s", exc)
         return outcome.update()
+
+    def _labels(
+        self, outcome: ReviewOutcome, store: Any, config: Mapping[str, Any] | None, state: Any
+    ) -> list[ReviewLabel]:
+        """The review's human decisions as labels (none without a store or with labels off)."""
+        if store is None or not self.labels or not outcome.audit:
+            return []
+        return labels_of_outcome(
+            self.labels,
+            value_of(state, CHECKS) or {},
+            outcome.audit,
+            owner=self.memory.feedback_owner(state, config),
+            config=config,
+            critic=getattr(self.critic, "critic", None) or self.critic,
+        )

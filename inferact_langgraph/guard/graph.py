@@ -351,9 +351,10 @@ def with_inferact(
         **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
             ``cache``, ``calibration``), the ``critical`` tools and the policy
             (``on_critic_error``, ``on_reject``, ``max_trials``, ``scope``,
-            ``task_extractor``, ``memory``, ``memory_namespace``, ``allowed_decisions``, or
-            ``options=``), as ``InferActMiddleware`` takes them: see
-            :class:`~inferact_langgraph.guard.options.GuardArguments`.
+            ``task_extractor``, ``memory``, ``memory_namespace``, ``allowed_decisions``,
+            ``spot_check``, ``spot_check_seed``, ``labels``, or ``options=``), as
+            ``InferActMiddleware`` takes them: see
+            :class:`~inferact_langgraph.guard.arguments.GuardArguments`.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.

@@ -75,6 +75,9 @@ class CheckRecord(TypedDict, total=False):
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
     edited_action: dict[str, Any]
     checked_at: float
+    spot_check: dict[str, Any]
+    """For a call the critic passed, with ``spot_check=`` on: the draw that decided whether a
+    human checks it anyway (:class:`~inferact_langgraph.labels.SpotCheckMark`)."""
     signature: str
     """HMAC-SHA256 of the binding and the decision, when records are signed
     (:func:`~inferact_langgraph.guard.binding.sign_record`)."""
@@ -109,6 +112,8 @@ class AuditEntry(TypedDict):
     time: float
     feedback: NotRequired[str]
     edited: NotRequired[dict[str, Any]]
+    spot_check: NotRequired[bool]
+    """True when the critic passed the call and a human checked it anyway."""
 
 
 class FeedbackEntry(TypedDict):
@@ -242,6 +247,8 @@ def audit_entry(
     )
     if scope := record.get("scope"):
         entry["scope"] = scope
+    if (record.get("spot_check") or {}).get("selected"):
+        entry["spot_check"] = True
     if feedback is not None:
         entry["feedback"] = feedback
     if edited is not None:
