@@ -70,8 +70,8 @@ def graph_level(d: float) -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from inferact_langgraph import critical
-    from inferact_langgraph._wrap import with_inferact
     from inferact_langgraph.cache import CachedCritic
+    from inferact_langgraph.guard.graph import with_inferact
     from inferact_langgraph.testing import ScriptedChatModel
 
     @tool

@@ -56,7 +56,7 @@ def floors():
     """
     from langchain.agents.middleware import AgentMiddleware
 
-    from inferact_langgraph.middleware import InferActState
+    from inferact_langgraph.guard.middleware import InferActState
 
     class HITLFloor(AgentMiddleware):
         def after_model(self, state, runtime):
@@ -130,8 +130,8 @@ def build(steps: int):
     from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from inferact_langgraph._wrap import with_inferact
-    from inferact_langgraph.middleware import InferActMiddleware
+    from inferact_langgraph.guard.graph import with_inferact
+    from inferact_langgraph.guard.middleware import InferActMiddleware
     from inferact_langgraph.testing import ScriptedCritic
 
     lookup, buy_now = tools()

@@ -29,8 +29,8 @@ def build(prefix: int, critic_delay: float = 0.0):
     from langgraph.checkpoint.memory import InMemorySaver
 
     from inferact_langgraph import critical
-    from inferact_langgraph._wrap import with_inferact
-    from inferact_langgraph.middleware import InferActMiddleware
+    from inferact_langgraph.guard.graph import with_inferact
+    from inferact_langgraph.guard.middleware import InferActMiddleware
     from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
     @tool

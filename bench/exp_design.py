@@ -59,7 +59,7 @@ def _interleave(variants: dict, reps: int, mode: str) -> dict[str, list[float]]:
 def exp_redirect(reps: int, steps: int = 50) -> dict:
     from langgraph._internal._runnable import RunnableCallable
 
-    import inferact_langgraph._wrap as W
+    import inferact_langgraph.guard.graph as W
 
     agents, actors, _ = bench_offpath.build(steps)
     original = W.RunnableLambda
@@ -85,7 +85,7 @@ def exp_middleware(reps: int, steps: int = 50) -> dict:
     from langchain.agents.middleware.types import AgentMiddleware
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from inferact_langgraph.middleware import InferActMiddleware
+    from inferact_langgraph.guard.middleware import InferActMiddleware
     from inferact_langgraph.testing import ScriptedCritic
 
     class WithoutAfterModel(InferActMiddleware):

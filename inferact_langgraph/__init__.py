@@ -15,12 +15,10 @@ Example:
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 from typing import Any
 
-from inferact_langgraph._critical import CriticalSpec, critical
-from inferact_langgraph._options import GuardOptions
-from inferact_langgraph._wrap import with_inferact
 from inferact_langgraph.critics import Critic, InferActCritic, Verdict, make_critic
 from inferact_langgraph.errors import (
     CriticError,
@@ -28,8 +26,11 @@ from inferact_langgraph.errors import (
     ResumeError,
     UnsupportedGraphError,
 )
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.middleware import InferActMiddleware
+from inferact_langgraph.guard.graph import with_inferact
+from inferact_langgraph.guard.marks import CriticalSpec, critical
+from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.middleware import InferActMiddleware
+from inferact_langgraph.guard.options import GuardOptions
 from inferact_langgraph.trajectory import Step, Trajectory
 
 __all__ = [
@@ -50,6 +51,22 @@ __all__ = [
     "make_critic",
     "with_inferact",
 ]
+
+# The guard's public modules keep the import paths the documentation teaches
+# (``inferact_langgraph.resume``, ``inferact_langgraph.review`` ...), now that they live in
+# :mod:`inferact_langgraph.guard`: each old path names the same module object.
+for _path, _module in {
+    "memory": "memory",
+    "middleware": "middleware",
+    "records": "records",
+    "resume": "resume",
+    "review": "payloads",
+    "scope": "requests",
+}.items():
+    sys.modules[f"{__name__}.{_path}"] = globals()[_path] = importlib.import_module(
+        f"{__name__}.guard.{_module}"
+    )
+del _path, _module
 
 # Names version 0.1 exported from the top level, and the module each lives in now. They still
 # resolve, with a DeprecationWarning, so that code written for 0.1 keeps working.

@@ -30,13 +30,16 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from inferact_langgraph.errors import DemoError
 from inferact_langgraph.examples.registry import (
     ENVIRONMENTS,
     ORACLE_LABEL,
     build_env_graph,
     make_env,
 )
-from inferact_langgraph.memory import SHARED_OWNER, FeedbackMemory
+from inferact_langgraph.guard.graph import MEMORY_NODE
+from inferact_langgraph.guard.memory import SHARED_OWNER, FeedbackMemory
+from inferact_langgraph.guard.state import AUDIT, CHECKS, MEMORY
 
 __all__ = ["DemoError", "run_demo"]
 
@@ -52,10 +55,6 @@ CHOICES = {
     "r": "reject",
     "reject": "reject",
 }
-
-
-class DemoError(Exception):
-    """A demo that cannot run (bad options, no terminal); the message says why."""
 
 
 def _open_persistence(db: Path) -> tuple[Any, Any]:
@@ -120,17 +119,17 @@ class _Demo:
                 text = str(message.content)
                 short = text if len(text) <= 400 else text[:400] + " …"
                 self.console.print(f"[green]Observation:[/green] {escape(short)}")
-        memory = update.get("inferact_memory")
-        if node == "inferact_memory" and memory and memory.get("text"):
+        memory = update.get(MEMORY)
+        if node == MEMORY_NODE and memory and memory.get("text"):
             # The actor receives it in its model call only; it is not a message of the thread.
             self.console.print(
                 Panel(str(memory["text"]), title="memory: feedback from an earlier trial")
             )
         if node == "inferact_critic":
-            for record in (update.get("inferact_checks") or {}).values():
+            for record in (update.get(CHECKS) or {}).values():
                 self.show_check(record)
         elif node == "inferact_gate":
-            for call_id, record in (update.get("inferact_checks") or {}).items():
+            for call_id, record in (update.get(CHECKS) or {}).items():
                 if call_id not in self.edited:
                     continue
                 if record.get("flagged") and not record.get("decision"):
@@ -312,7 +311,7 @@ def _show_finished(
     console.print(
         f"thread {escape(thread)} is finished: nothing is run again. What happened in it:"
     )
-    audit = [e for e in values.get("inferact_audit") or [] if isinstance(e, dict)]
+    audit = [e for e in values.get(AUDIT) or [] if isinstance(e, dict)]
     for entry in audit:
         score = entry.get("score")
         console.print(

@@ -18,12 +18,9 @@ from pydantic import SecretStr
 
 from inferact_langgraph._redact import redact, url_secrets
 from inferact_langgraph.critics import Critic, make_critic
+from inferact_langgraph.errors import ModelSetupError
 
 __all__ = ["ModelSetupError", "build_critics", "build_model"]
-
-
-class ModelSetupError(ValueError):
-    """The critic model or a critic cannot be built from the given options."""
 
 
 def build_model(

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import typer
 
-from inferact_langgraph.memory import SHARED_OWNER, FeedbackMemory
+from inferact_langgraph.guard.memory import SHARED_OWNER, FeedbackMemory
 
 __all__ = ["DEMO_DB", "memory_app", "open_store", "owner_of", "resolve_db"]
 

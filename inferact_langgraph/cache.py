@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
-from inferact_langgraph.errors import InferActError
+from inferact_langgraph.errors import CacheError
 from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [
@@ -172,20 +172,6 @@ def critic_fingerprint(critic: Critic) -> dict[str, Any]:
         fingerprint[key] = _jsonable(value, 1)
     fingerprint["model"] = model_identity(getattr(critic, "model", None))
     return fingerprint
-
-
-class CacheError(InferActError, ValueError):
-    """A verdict cache file cannot be used: not SQLite, not writable, or its folder is missing.
-
-    Example:
-        >>> import tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
-        >>> _ = open(path, "w").write("not a database" * 100)
-        >>> VerdictCache(path)  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        inferact_langgraph.cache.CacheError: ...notes.txt is not a SQLite verdict cache ...
-    """
 
 
 class VerdictCache:

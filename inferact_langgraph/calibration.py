@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from inferact_langgraph.errors import InferActError
+from inferact_langgraph.errors import CalibrationError
 
 __all__ = [
     "DEFAULT",
@@ -61,10 +61,6 @@ SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 _EPS = 1e-4  # scores are clipped to [eps, 1 - eps] before taking log-odds
 _TIE_BREAK = 1e-6
 _ISOTONIC_MARGIN = 1e-3
-
-
-class CalibrationError(InferActError, ValueError):
-    """A calibration file or fit input is not usable; the message says what was expected."""
 
 
 def _logit(score: float) -> float:

@@ -1,7 +1,27 @@
-"""One exception hierarchy for the whole library.
+"""One exception hierarchy for the whole library: every error it raises is defined here.
 
 Every error a user can meet derives from :class:`InferActError`, and each one carries the data
 needed to act on it (the raw model output, the tool call, the expected shape of a resume).
+Each also derives from the built-in error a caller would catch for it without knowing the
+library (``ValueError`` for bad input, ``TimeoutError``, ``LookupError``, ``RuntimeError``)::
+
+    InferActError
+    ├── CriticError                       the critic could not produce a verdict
+    │   ├── CriticParseError (ValueError)     nothing usable in the model's answer
+    │   └── CriticModelError                  the model call failed
+    │       └── CriticTimeoutError (TimeoutError)
+    ├── ResumeError (ValueError)          a resume value the pending review does not accept
+    ├── AlreadyResumedError               the review was answered already
+    ├── CheckpointerRequiredError (RuntimeError)   a review that could never be resumed
+    ├── UnsupportedGraphError (TypeError) with_inferact cannot wrap this graph
+    ├── TrajectoryError (ValueError)      a trajectory cannot be built
+    ├── DatasetError (ValueError)         a malformed record of a trajectory file
+    ├── CalibrationError (ValueError)     an unusable calibration file or fit input
+    ├── CacheError (ValueError)           an unusable verdict cache file
+    ├── ReplayMismatchError (LookupError) a request a recorded transcript does not hold
+    ├── ModelSetupError (ValueError)      a model or critic cannot be built from the options
+    ├── TrialsError (ValueError)          bad options for a trials run
+    └── DemoError                         a demo that cannot run
 
 Example:
     >>> from inferact_langgraph.errors import CriticParseError, InferActError
@@ -15,13 +35,22 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AlreadyResumedError",
+    "CacheError",
+    "CalibrationError",
+    "CheckpointerRequiredError",
     "CriticError",
     "CriticModelError",
     "CriticParseError",
     "CriticTimeoutError",
     "DatasetError",
+    "DemoError",
     "InferActError",
+    "ModelSetupError",
+    "ReplayMismatchError",
     "ResumeError",
+    "TrajectoryError",
+    "TrialsError",
     "UnsupportedGraphError",
 ]
 
@@ -88,3 +117,67 @@ class DatasetError(InferActError, ValueError):
         prefix = f"line {line}: " if line is not None else ""
         super().__init__(prefix + message)
         self.line = line
+
+
+class ReplayMismatchError(InferActError, LookupError):
+    """A request that the transcript does not hold (a prompt changed since it was recorded).
+
+    Attributes:
+        nearest_line: 1-based transcript line of the most similar recorded request (``None``
+            for an empty transcript).
+        diff: A short unified diff, recorded request -> this request.
+        kind: The first line of the request's first message (which prompt it is).
+    """
+
+    def __init__(self, message: str, *, nearest_line: int | None, diff: str, kind: str) -> None:
+        super().__init__(message)
+        self.nearest_line = nearest_line
+        self.diff = diff
+        self.kind = kind
+
+
+class CalibrationError(InferActError, ValueError):
+    """A calibration file or fit input is not usable; the message says what was expected."""
+
+
+class DemoError(InferActError):
+    """A demo that cannot run (bad options, no terminal); the message says why."""
+
+
+class TrajectoryError(InferActError, ValueError):
+    """A trajectory cannot be built from the given input."""
+
+
+class ModelSetupError(InferActError, ValueError):
+    """The critic model or a critic cannot be built from the given options."""
+
+
+class TrialsError(InferActError, ValueError):
+    """Bad options for a trials run; the message says which and why."""
+
+
+class CacheError(InferActError, ValueError):
+    """A verdict cache file cannot be used: not SQLite, not writable, or its folder is missing.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> _ = open(path, "w").write("not a database" * 100)
+        >>> from inferact_langgraph.cache import VerdictCache
+        >>> VerdictCache(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.errors.CacheError: ...notes.txt is not a SQLite verdict cache ...
+    """
+
+
+class AlreadyResumedError(InferActError):
+    """The review was answered already (by another worker), or there is none to answer."""
+
+
+class CheckpointerRequiredError(InferActError, RuntimeError):
+    """A critical call needs a human review, but the run has no checkpointer to resume it from.
+
+    Raised before the review is opened, so the call never runs and the run does not end on an
+    interrupt that nothing can answer.
+    """

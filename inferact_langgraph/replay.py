@@ -55,7 +55,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict
 
-from inferact_langgraph.errors import InferActError
+from inferact_langgraph.errors import ReplayMismatchError
 
 __all__ = [
     "RecordedRequest",
@@ -67,23 +67,6 @@ __all__ = [
 ]
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-
-
-class ReplayMismatchError(InferActError, LookupError):
-    """A request that the transcript does not hold (a prompt changed since it was recorded).
-
-    Attributes:
-        nearest_line: 1-based transcript line of the most similar recorded request (``None``
-            for an empty transcript).
-        diff: A short unified diff, recorded request -> this request.
-        kind: The first line of the request's first message (which prompt it is).
-    """
-
-    def __init__(self, message: str, *, nearest_line: int | None, diff: str, kind: str) -> None:
-        super().__init__(message)
-        self.nearest_line = nearest_line
-        self.diff = diff
-        self.kind = kind
 
 
 def message_dicts(messages: Sequence[BaseMessage | Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from inferact_langgraph._untrusted import neutralise
-from inferact_langgraph.errors import DatasetError, InferActError
+from inferact_langgraph.errors import DatasetError, TrajectoryError
 
 __all__ = [
     "Masker",
@@ -45,10 +45,6 @@ __all__ = [
     "remove_text_from_observations",
     "trajectory_hash",
 ]
-
-
-class TrajectoryError(InferActError, ValueError):
-    """A trajectory cannot be built from the given input."""
 
 
 def approx_tokens(text: str) -> int:

@@ -12,7 +12,6 @@ from _eval_fakes import eval_args
 from conftest import ANSWERS, SHARED_DATA, read_jsonl
 from typer.testing import CliRunner
 
-from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.calibration import (
     Calibration,
     CalibrationError,
@@ -23,6 +22,7 @@ from inferact_langgraph.cli import app
 from inferact_langgraph.critics import Critic, Usage, make_critic
 from inferact_langgraph.errors import InferActError
 from inferact_langgraph.eval import cross_validated_calibration, evaluate_critics
+from inferact_langgraph.guard.arguments import resolve_critic
 from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.trajectory import Step, Trajectory
 
@@ -285,7 +285,7 @@ def test_eval_fits_on_dev_reports_held_out_and_writes_a_file_every_critic_loads(
 
     def paste(graph, *, model, **options):  # with_inferact's critic, on the replay model
         given["model"] = model
-        return build_critic(model=replay, **options)
+        return resolve_critic(model=replay, **options)
 
     replay = model
     built = eval(line, {"graph": None, "with_inferact": paste})

@@ -26,9 +26,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, with_inferact
-from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.calibration import Calibration, CalibrationError, fit_calibration
 from inferact_langgraph.critics import make_critic
+from inferact_langgraph.guard.arguments import resolve_critic
 from inferact_langgraph.testing import ScriptedCritic, scripted_critic_model
 
 TASK = "I need 66x66 inch blackout shades under $90"
@@ -149,7 +149,7 @@ def test_a_calibration_fitted_on_the_real_answers_decides_by_its_probability(tmp
 def test_calibration_with_a_ready_made_critic_is_refused_saying_how():
     critic = ScriptedCritic(scores=[0.5])
     with pytest.raises(ValueError, match=r"calibration= goes to the critic you built") as err:
-        build_critic(critic=critic, calibration=HARSH)
+        resolve_critic(critic=critic, calibration=HARSH)
     assert 'make_critic("<spec>", model=..., calibration=' in str(err.value)
     graph = build_graph("create_agent", shop_actor(), [search, buy_now])
     with pytest.raises(ValueError, match="calibration= goes to the critic you built"):
@@ -158,7 +158,7 @@ def test_calibration_with_a_ready_made_critic_is_refused_saying_how():
         InferActMiddleware(critic=critic, calibration="inferact.json")
     # What the message says works: the critic carries it.
     built = make_critic("inferact", model=scripted_critic_model(0.6), calibration=HARSH)
-    assert build_critic(critic=built).calibration == HARSH
+    assert resolve_critic(critic=built).calibration == HARSH
 
 
 def test_a_bad_calibration_fails_when_the_guard_is_built(tmp_path):

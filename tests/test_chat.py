@@ -21,9 +21,9 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, critical, with_inferact
-from inferact_langgraph.memory import FEEDBACK_MARKER, FeedbackMemory
-from inferact_langgraph.resume import CheckpointerRequiredError
-from inferact_langgraph.scope import TaskLocator, is_request
+from inferact_langgraph.guard.memory import FEEDBACK_MARKER, FeedbackMemory
+from inferact_langgraph.guard.requests import TaskLocator, is_request
+from inferact_langgraph.guard.resume import CheckpointerRequiredError
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 EMAIL = "e-mail the Q3 numbers to our CFO"

@@ -32,10 +32,10 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from inferact_langgraph import GuardOptions, InferActMiddleware, critical, with_inferact
-from inferact_langgraph._provenance import is_tool_added, mark_tool_output
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.resume import CheckpointerRequiredError
-from inferact_langgraph.scope import SUPERSEDED_ID_PREFIX, TaskLocator, is_request
+from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.provenance import is_tool_added, mark_tool_output
+from inferact_langgraph.guard.requests import SUPERSEDED_ID_PREFIX, TaskLocator, is_request
+from inferact_langgraph.guard.resume import CheckpointerRequiredError
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 REQUEST = "summarize my newest e-mail"
@@ -895,7 +895,7 @@ def test_an_anonymous_server_run_names_its_user_with_user_id():
     """The server sets ``langgraph_auth_user_id=""`` for an unauthenticated request (no auth, or
     auth that admits anonymous users): the config's ``user_id`` is then taken as is
     (documented: anyone can name any user_id without auth)."""
-    from inferact_langgraph.memory import memory_owner
+    from inferact_langgraph.guard.memory import memory_owner
 
     anonymous = {"configurable": {"langgraph_auth_user_id": "", "user_id": "bob"}}
     assert memory_owner(anonymous) == ("user", "bob")
@@ -1014,7 +1014,7 @@ def test_a_request_added_with_update_state_during_a_review_decides_nothing(kind)
 def test_task_keys_collide_only_on_case_and_whitespace():
     """Memory is shared by tasks with the same key: only case and whitespace are folded (a
     SHA-256 prefix of 128 bits otherwise), so a user's "pay Bob 5" never reads "pay Bob 50"."""
-    from inferact_langgraph.memory import task_key
+    from inferact_langgraph.guard.memory import task_key
 
     assert task_key("Pay  Bob 5\n") == task_key("pay bob 5")
     others = ["pay Bob 50", "pay Bob 5.", "pay Rob 5", "pay Bob 5 dollars", "pay\u00a0Bob 5x"]

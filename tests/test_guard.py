@@ -18,6 +18,7 @@ from guard_helpers import (
     search,
     shop_actor,
 )
+from inferact_langgraph.memory import FEEDBACK_MARKER
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -31,7 +32,6 @@ from inferact_langgraph import (
     UnsupportedGraphError,
     with_inferact,
 )
-from inferact_langgraph.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 TASK = "I need 66x66 inch blackout shades under $90"

@@ -13,7 +13,7 @@ from langgraph.store.sqlite import SqliteStore
 from typer.testing import CliRunner
 
 from inferact_langgraph.cli import app
-from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.guard.memory import FeedbackMemory
 
 TRANSFER = "now transfer 500 dollars to Bob"
 EMAIL = "e-mail the Q3 numbers to our CFO"

@@ -94,7 +94,7 @@ async def test_a_non_critical_tools_command_comes_back_with_its_human_messages_m
     marked as the tool's (scope.is_request never takes them as the user's request)."""
     from langchain_core.messages import HumanMessage
 
-    from inferact_langgraph._provenance import is_tool_added
+    from inferact_langgraph.guard.provenance import is_tool_added
 
     middleware = InferActMiddleware(critic=ScriptedCritic(scores=[0.9]))
     request = _Request({"name": "search", "args": {"query": "q"}, "id": "s1"}, search)

@@ -11,7 +11,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import InferActMiddleware, ResumeError
-from inferact_langgraph.memory import FEEDBACK_MARKER
+from inferact_langgraph.guard.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedCritic
 
 TASK = "I need 66x66 inch blackout shades under $90"

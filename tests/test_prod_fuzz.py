@@ -22,7 +22,7 @@ from inferact_langgraph._parsing import (
     parse_verification,
 )
 from inferact_langgraph.errors import CriticParseError, ResumeError
-from inferact_langgraph.review import parse_resume
+from inferact_langgraph.guard.payloads import parse_resume
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError
 
 FUZZ = settings(

@@ -16,6 +16,7 @@ import tracemalloc
 import uuid
 from typing import Any
 
+from inferact_langgraph.memory import FeedbackMemory
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
@@ -24,7 +25,6 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import critical
-from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic, prompt_text
 
 N = int(os.environ.get("INFERACT_LOAD_N", "200"))

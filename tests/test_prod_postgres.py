@@ -203,7 +203,7 @@ def _concurrent_resumes(thread: str, *extra: str) -> list[list[dict]]:
     strict=True,
     reason="LangGraph has no lock on a thread: two processes that resume the same interrupt with "
     "a bare Command(resume=...) at the same time both run the gate and both run the approved "
-    "tool. inferact_langgraph.resume.resume_review with postgres_advisory_lock prevents it "
+    "tool. inferact_langgraph.guard.resume.resume_review with postgres_advisory_lock prevents it "
     "(next test)",
 )
 def test_two_concurrent_resumes_run_the_tool_at_most_once_without_a_lock(run_id: str) -> None:

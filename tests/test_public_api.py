@@ -44,19 +44,24 @@ PUBLIC_MODULES = [
     "errors",
     "eval",
     "examples",
+    "guard",
     "inbox",
     "labels",
-    "memory",
-    "middleware",
     "prompts",
-    "records",
     "replay",
-    "resume",
-    "review",
-    "scope",
     "testing",
     "trajectory",
 ]
+
+# The guard's modules the docs import by their short path, and where each lives.
+GUARD_PATHS = {
+    "memory": "memory",
+    "middleware": "middleware",
+    "records": "records",
+    "resume": "resume",
+    "review": "payloads",
+    "scope": "requests",
+}
 
 # Extras the core never imports: the research harness needs them, a guarded agent does not.
 HEAVY = ("sklearn", "numpy", "scipy", "matplotlib", "tqdm", "pandas")
@@ -76,7 +81,29 @@ def test_the_public_modules_are_pinned():
     assert found == PUBLIC_MODULES
 
 
-@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_the_documented_guard_paths_name_the_guard_modules():
+    for path, module in GUARD_PATHS.items():
+        short = importlib.import_module(f"inferact_langgraph.{path}")
+        assert short is importlib.import_module(f"inferact_langgraph.guard.{module}"), path
+        assert getattr(inferact_langgraph, path) is short
+
+
+def test_a_documented_guard_path_imports_in_a_fresh_interpreter():
+    code = (
+        "from inferact_langgraph.scope import TaskLocator\n"
+        "from inferact_langgraph.resume import resume_review\n"
+        "import inferact_langgraph.review as review\n"
+        "print(TaskLocator.__module__, resume_review.__module__, review.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [
+        "inferact_langgraph.guard.requests",
+        "inferact_langgraph.guard.resume",
+        "inferact_langgraph.guard.payloads",
+    ]
+
+
+@pytest.mark.parametrize("name", [m for m in PUBLIC_MODULES if m != "guard"] + list(GUARD_PATHS))
 def test_a_public_module_declares_its_public_names(name):
     module = importlib.import_module(f"inferact_langgraph.{name}")
     names = module.__all__

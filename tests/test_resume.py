@@ -12,7 +12,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from inferact_langgraph import critical, with_inferact
-from inferact_langgraph.resume import (
+from inferact_langgraph.guard.resume import (
     AlreadyResumedError,
     aresume_review,
     resume_review,
@@ -102,7 +102,7 @@ CONCURRENT_RESUMES = r"""
 import asyncio, os, sys
 sys.path.insert(0, os.path.join(os.getcwd(), "tests"))
 from test_resume import make_graph
-from inferact_langgraph.resume import AlreadyResumedError, aresume_review, thread_lock
+from inferact_langgraph.guard.resume import AlreadyResumedError, aresume_review, thread_lock
 
 async def main():
     paid = []

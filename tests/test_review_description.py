@@ -9,7 +9,6 @@ import json
 
 import pytest
 from inbox_support import run_shop, shop
-
 from inferact_langgraph.review import inbox_link, review_description
 
 

@@ -32,9 +32,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph._redact import redact, secrets_of
 from inferact_langgraph.errors import CriticError, CriticModelError, CriticTimeoutError
+from inferact_langgraph.guard.marks import RiskLevel
 from inferact_langgraph.prompts import Preset, get_preset
 from inferact_langgraph.trajectory import DEFAULT_BUDGET, TokenBudget, Trajectory
 

@@ -72,7 +72,7 @@ from inferact_langgraph.trajectory import Trajectory
 __all__ = [
     "CompletionAnswer",
     "InferActCritic",
-    "InferActState",
+    "InferActCriticState",
     "InferredTasksAnswer",
     "OptionGuess",
     "OrderAnswer",
@@ -155,7 +155,7 @@ class OrderAnswer:
     justification: str = ""
 
 
-class InferActState(TypedDict):
+class InferActCriticState(TypedDict):
     """State of InferAct's graphs. Input: ``trajectory`` (and optionally ``risk``)."""
 
     trajectory: Trajectory
@@ -276,14 +276,14 @@ class InferActCritic(Critic):
         return self._build_graph()
 
     def _build_inference_graph(self) -> Any:
-        builder = StateGraph(InferActState)
+        builder = StateGraph(InferActCriticState)
         builder.add_node("infer_tasks", self._infer_tasks)
         builder.add_edge(START, "infer_tasks")
         builder.add_edge("infer_tasks", END)
         return builder.compile(checkpointer=False, name="inferact_task_inference")
 
     def _build_verification_graph(self) -> Any:
-        builder = StateGraph(InferActState)
+        builder = StateGraph(InferActCriticState)
         builder.add_node("build_mcq", self._build_mcq)
         # A Send target: its input is the Send payload (_VerifyInput), not the graph state, which
         # langgraph's annotations of add_node cannot express.
@@ -296,7 +296,7 @@ class InferActCritic(Critic):
         return builder.compile(checkpointer=False, name="inferact_task_verification")
 
     def _build_graph(self) -> Any:
-        builder = StateGraph(InferActState)
+        builder = StateGraph(InferActCriticState)
         builder.add_node("task_inference", self.inference_graph)
         builder.add_node("task_verification", self.verification_graph)
         builder.add_edge(START, "task_inference")
@@ -309,7 +309,7 @@ class InferActCritic(Critic):
         """S as both units see it: masked by the preset, thoughts never present, bounded."""
         return self.preset_config.mask(trajectory).render(budget=self.budget)
 
-    async def _infer_tasks(self, state: InferActState) -> dict[str, Any]:
+    async def _infer_tasks(self, state: InferActCriticState) -> dict[str, Any]:
         trajectory = state["trajectory"]
         chain = state.get("chain") or self._chain(trajectory)
         prompt = self.preset_config.inference_prompt(chain, num_tasks=self.num_tasks)
@@ -331,13 +331,13 @@ class InferActCritic(Critic):
             "usage": {stage: usage},
         }
 
-    def _build_mcq(self, state: InferActState) -> dict[str, Any]:
+    def _build_mcq(self, state: InferActCriticState) -> dict[str, Any]:
         if not state.get("inferred_tasks"):
             raise CriticError("task verification needs inferred_tasks", stage="verification")
         options = self.preset_config.mcq_options(state["inferred_tasks"], state["trajectory"].task)
         return {"options": options}
 
-    def _fan_out(self, state: InferActState) -> list[Send]:
+    def _fan_out(self, state: InferActCriticState) -> list[Send]:
         return [
             Send(
                 "verify",
@@ -384,7 +384,7 @@ class InferActCritic(Critic):
         )
         return {"answers": {order: result}, "raw": {stage: raw}, "usage": {stage: usage}}
 
-    def _aggregate(self, state: InferActState) -> dict[str, Any]:
+    def _aggregate(self, state: InferActCriticState) -> dict[str, Any]:
         options = state["options"]
         answers = state.get("answers", {})
         labels = option_labels(len(options))

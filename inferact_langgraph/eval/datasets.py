@@ -27,8 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.errors import DatasetError, InferActError
+from inferact_langgraph.guard.marks import RiskLevel
 from inferact_langgraph.trajectory import Trajectory, trajectory_hash
 
 __all__ = [

@@ -55,6 +55,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph.critics import CRITIC_SPECS, Critic, Usage, make_critic
+from inferact_langgraph.errors import TrialsError
 from inferact_langgraph.examples.base import Environment
 from inferact_langgraph.examples.oracle import (
     ORACLE_LABEL,
@@ -63,7 +64,8 @@ from inferact_langgraph.examples.oracle import (
     scripted_reflection_model,
 )
 from inferact_langgraph.examples.registry import ENVIRONMENTS, build_env_graph, make_env
-from inferact_langgraph.memory import FeedbackMemory
+from inferact_langgraph.guard.memory import FeedbackMemory
+from inferact_langgraph.guard.state import CHECKS
 from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prompt
 from inferact_langgraph.trajectory import Trajectory
 
@@ -94,10 +96,6 @@ TEMPLATE_FEEDBACK_LABEL = (
     "oracle_feedback template from the gold answer (offline) — not written by an LLM"
 )
 BINARY_FEEDBACK_LABEL = "binary: 'incorrect' from the gold label, then the actor's self-reflection"
-
-
-class TrialsError(ValueError):
-    """Bad options for a trials run; the message says which and why."""
 
 
 # ---------------------------------------------------------------------------- records
@@ -480,7 +478,7 @@ class _Runner:
             else:
                 payload = Command(resume={"decisions": decisions})
         values = graph.get_state(cfg).values
-        checks = values.get("inferact_checks") or {}
+        checks = values.get(CHECKS) or {}
         if checks and record.flagged is None:
             last = list(checks.values())[-1]
             record.checked, record.flagged = True, bool(last.get("flagged"))

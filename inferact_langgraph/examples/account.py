@@ -38,7 +38,6 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from inferact_langgraph._critical import RiskLevel
 from inferact_langgraph.examples._common import (
     Attempt,
     Ledger,
@@ -54,6 +53,7 @@ from inferact_langgraph.examples._common import (
     tool_calls_since,
 )
 from inferact_langgraph.examples.base import Action, Environment, Judgement
+from inferact_langgraph.guard.marks import RiskLevel
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 
 __all__ = [

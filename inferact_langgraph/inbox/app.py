@@ -14,7 +14,7 @@ Routes (under ``prefix``, ``/inferact`` by default):
   labels in the server's store (see :mod:`.figures`).
 * ``POST /inferact/api/reviews/{thread_id}/decisions``: ``{"interrupt_id", "decisions"}``
   (and optionally ``tool_call_ids``, the calls decided), validated with the library's
-  :func:`~inferact_langgraph.review.parse_resume`, then the thread is resumed with
+  :func:`~inferact_langgraph.guard.payloads.parse_resume`, then the thread is resumed with
   ``{"decisions": [...]}`` and the outcome returned, with every decision of the run. A review
   that someone else answered first gets 409 with ``answered`` and who decided what.
 
@@ -50,9 +50,10 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.guard.payloads import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
+from inferact_langgraph.guard.state import AUDIT
 from inferact_langgraph.inbox.figures import review_figures
 from inferact_langgraph.inbox.view import ThreadView, pending_interrupts, thread_view
-from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -248,7 +249,7 @@ def _audit_of(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The thread's audit entries (every decided critical call, oldest first)."""
     raw_values = thread.get("values")
     values: Mapping[str, Any] = raw_values if isinstance(raw_values, Mapping) else {}
-    return [e for e in values.get("inferact_audit") or [] if isinstance(e, Mapping)]
+    return [e for e in values.get(AUDIT) or [] if isinstance(e, Mapping)]
 
 
 def _audit_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -44,8 +44,9 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from inferact_langgraph.guard.payloads import INBOX_LINK_LABEL
+from inferact_langgraph.guard.state import CHECKS
 from inferact_langgraph.prompts import option_labels
-from inferact_langgraph.review import INBOX_LINK_LABEL
 
 __all__ = [
     "ActionView",
@@ -300,7 +301,7 @@ def _record_for(
     An edited call under a second review has a fresh record that is not in state yet; the
     record in state then belongs to the arguments before the edit and must not be shown.
     """
-    checks = state.get("inferact_checks")
+    checks = state.get(CHECKS)
     record = checks.get(call_id) if isinstance(checks, Mapping) and call_id else None
     if not isinstance(record, Mapping):
         return {}

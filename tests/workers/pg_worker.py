@@ -25,6 +25,7 @@ import uuid
 from typing import Annotated, Any
 
 import psycopg
+from inferact_langgraph.resume import postgres_advisory_lock, resume_review
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
@@ -33,7 +34,6 @@ from langgraph.store.postgres import PostgresStore
 from langgraph.types import Command
 
 from inferact_langgraph import critical, with_inferact
-from inferact_langgraph.resume import postgres_advisory_lock, resume_review
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic, prompt_text
 
 SCHEMA = """

@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from inferact_langgraph.guard.memory import MemoryNamespace
+from inferact_langgraph.guard.payloads import DECISION_TYPES, is_decision_type
 from inferact_langgraph.labels import ReviewLabels, SpotCheck
-from inferact_langgraph.review import DECISION_TYPES, is_decision_type
 
 __all__ = [
     "GuardOptions",
@@ -31,8 +32,6 @@ __all__ = [
 OnCriticError = Literal["interrupt", "block", "allow"]
 OnReject = Literal["continue", "retry", "end"]
 Scope = Literal["request", "thread"]
-MemoryNamespace = Callable[[Mapping[str, Any]], Sequence[str]]
-"""``config -> labels``: whose feedback memory a run reads and writes (a user, a tenant)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +47,7 @@ class GuardOptions:
         max_trials: With ``"retry"``, the run ends after this many trials.
         scope: ``"request"`` (default): a call is judged against the user's newest request,
             on the actions taken since it. ``"thread"``: against all the user's requests in
-            order, on every action of the thread (see :mod:`inferact_langgraph.scope`).
+            order, on every action of the thread (see :mod:`inferact_langgraph.guard.requests`).
         task_extractor: ``state -> str``: the user's real task, instead of the request(s).
         memory: Where feedback is kept across threads (a ``FeedbackMemory``).
         memory_namespace: ``config -> labels``: whose feedback memory a run uses. Default:

@@ -26,12 +26,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from inferact_langgraph.records import CheckRecord, is_unit
+from inferact_langgraph.guard.records import CheckRecord, is_unit
+from inferact_langgraph.guard.state import CHECKS, answered_after, messages_of, value_of
 
 __all__ = [
     "args_digest",
@@ -40,9 +41,8 @@ __all__ = [
     "find_proposal",
     "is_approved",
     "is_bound",
-    "last_ai_message",
-    "pending_calls",
     "sign_record",
+    "signed_by_id",
     "with_unique_call_ids",
 ]
 
@@ -65,16 +65,6 @@ def args_digest(args: Mapping[str, Any] | None) -> str:
     """A stable SHA-256 of a call's arguments (key order does not matter)."""
     text = json.dumps(dict(args or {}), sort_keys=True, default=repr, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def messages_of(state: Any) -> list[AnyMessage]:
-    """The state's messages (a dict state, an object state, or a message list)."""
-    if isinstance(state, list):
-        return state
-    messages = state.get("messages") if isinstance(state, Mapping) else None
-    if messages is None:
-        messages = getattr(state, "messages", None)
-    return list(messages or [])
 
 
 def calls_needing_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> list[int]:
@@ -122,39 +112,6 @@ def with_unique_call_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> AIMess
     return ai.model_copy(update={"tool_calls": calls})
 
 
-def answered_after(messages: Sequence[AnyMessage], position: int) -> set[str]:
-    """Ids answered by a tool message that comes after ``messages[position]``."""
-    return {m.tool_call_id for m in messages[position + 1 :] if isinstance(m, ToolMessage)}
-
-
-def last_ai_position(messages: Sequence[AnyMessage]) -> int | None:
-    """Index of the last AI message, or ``None``."""
-    for position in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[position], AIMessage):
-            return position
-    return None
-
-
-def last_ai_message(state: Any) -> AIMessage | None:
-    """The last AI message of the state's messages."""
-    messages = messages_of(state)
-    position = last_ai_position(messages)
-    ai = None if position is None else messages[position]
-    return ai if isinstance(ai, AIMessage) else None
-
-
-def pending_calls(state: Any) -> tuple[AIMessage | None, list[tuple[int, dict[str, Any]]]]:
-    """The last AI message and its calls that no later tool message answers, with positions."""
-    messages = messages_of(state)
-    position = last_ai_position(messages)
-    if position is None:
-        return None, []
-    ai = messages[position]
-    done = answered_after(messages, position)
-    assert isinstance(ai, AIMessage)
-    return ai, [(i, dict(c)) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
-
-
 def _signature(record: Mapping[str, Any], key: bytes) -> str:
     text = json.dumps([record.get(f) for f in _SIGNED_FIELDS], default=repr, sort_keys=True)
     return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
@@ -170,6 +127,11 @@ def sign_record(record: CheckRecord, key: bytes | None) -> CheckRecord:
     if key is None:
         return record.copy()
     return {**record, "signature": _signature(record, key)}
+
+
+def signed_by_id(records: Iterable[CheckRecord], key: bytes | None) -> dict[str, CheckRecord]:
+    """The state update of the check records: each signed (with a key), by tool call id."""
+    return {r["tool_call_id"]: sign_record(r, key) for r in records}
 
 
 def is_bound(
@@ -257,7 +219,7 @@ def authorize(
     Args:
         state: The graph state as the tool node reads it from its channels.
         call: The tool call about to run.
-        checks: The records (default: ``state["inferact_checks"]``).
+        checks: The records (default: the state's).
         key: The signing key, when records are signed.
 
     Returns:
@@ -276,8 +238,7 @@ def authorize(
     ):
         return None, "the call differs from the one the AI message proposed"
     if checks is None:
-        checks = state.get("inferact_checks") if isinstance(state, Mapping) else None
-        checks = checks if checks is not None else getattr(state, "inferact_checks", None)
+        checks = value_of(state, CHECKS)
     call_id = call.get("id")
     record = (checks or {}).get(call_id) if isinstance(call_id, str) else None
     if not is_bound(record, ai, index, call, key):

@@ -24,7 +24,7 @@ A human message counts as a request of the user unless InferAct put it there (ea
 feedback, :func:`is_injected`) or a tool did. A tool's human message (a page or an image a tool
 returns as a ``HumanMessage`` in its ``Command``, say: its text is the environment's, never the
 user's) is known by its mark, which the enforcement points put on every human message in a
-tool's ``Command`` (:func:`~inferact_langgraph._provenance.is_tool_added`), and, as a second
+tool's ``Command`` (:func:`~inferact_langgraph.guard.provenance.is_tool_added`), and, as a second
 line for threads written without it, by its position: right after tool results, or between an
 AI message's tool calls and their answers.
 
@@ -71,31 +71,18 @@ from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from inferact_langgraph._binding import messages_of
-from inferact_langgraph._options import Scope
-from inferact_langgraph._provenance import is_tool_added
+from inferact_langgraph.guard.memory import is_injected
+from inferact_langgraph.guard.options import Scope
+from inferact_langgraph.guard.provenance import is_tool_added
+from inferact_langgraph.guard.state import messages_of, raw_state
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
 
-MEMORY_NAME = "inferact_memory"
-"""The ``name`` of the message that carries earlier feedback into the actor's input."""
-MEMORY_ID = "do-not-render-inferact-memory"
-"""Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
-# The id prefix of memory messages in threads saved with the old naming (never a request).
-_LEGACY_MEMORY_PREFIX = "inferact-memory-"
 # Tool answers written when the user sent a new message instead of answering a review
-# (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
+# (review.ReviewProtocol.supersede_pending): a human message after them is the user's.
 # They are told apart by this id prefix, never by their text: a tool's output can say anything.
 SUPERSEDED_ID_PREFIX = "inferact-superseded-"
-
-
-def is_injected(message: Any) -> bool:
-    """Whether a message is InferAct's own (earlier feedback), never the user's words."""
-    ident = str(getattr(message, "id", None) or "")
-    return getattr(message, "name", None) == MEMORY_NAME or ident.startswith(
-        (MEMORY_ID, _LEGACY_MEMORY_PREFIX)
-    )
 
 
 def _superseded(message: ToolMessage) -> bool:
@@ -293,7 +280,7 @@ class TaskLocator:
             TrajectoryError: No request in the thread, or an extractor's answer is empty.
         """
         if self.task_extractor is not None:
-            text = self.task_extractor(state)
+            text = self.task_extractor(raw_state(state))
             if not isinstance(text, str) or not text.strip():
                 raise TrajectoryError("task_extractor must return a non-empty string")
             return text

@@ -1,7 +1,7 @@
 """The guard's typed records: the critic's check, the audit entry, the feedback entry.
 
 Each is a ``TypedDict`` kept in graph state (so it checkpoints as plain JSON-like data). A check
-record is bound to one exact call (see :mod:`inferact_langgraph._binding`); the audit entry and
+record is bound to one exact call (see :mod:`inferact_langgraph.guard.binding`); the audit entry and
 the review request copy what a reviewer or an auditor needs from it: the user's task, the
 action chain the critic judged, and the critic's numbers.
 
@@ -17,14 +17,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, TypeGuard
+from typing import Any, Literal, NotRequired, TypeGuard, cast
 
 from typing_extensions import TypedDict
 
-from inferact_langgraph._critical import RiskLevel
-from inferact_langgraph.review import ActionStep
+from inferact_langgraph.guard.marks import RiskLevel
+from inferact_langgraph.guard.payloads import ActionStep
 
-__all__ = ["AuditEntry", "CheckRecord", "DecidedBy", "FeedbackEntry"]
+__all__ = [
+    "AuditEntry",
+    "CheckDecision",
+    "CheckRecord",
+    "DecidedBy",
+    "FeedbackEntry",
+    "MemoryContext",
+    "audit_entry",
+    "decided",
+    "evidence",
+]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
 
@@ -40,7 +50,7 @@ class CheckRecord(TypedDict, total=False):
     tool: str
     args: dict[str, Any]
     args_sha256: str
-    """SHA-256 of the arguments (:func:`~inferact_langgraph._binding.args_digest`)."""
+    """SHA-256 of the arguments (:func:`~inferact_langgraph.guard.binding.args_digest`)."""
     risk: RiskLevel | None
     description: str | None
     critic: str | None
@@ -61,7 +71,7 @@ class CheckRecord(TypedDict, total=False):
     order_probs: dict[str, dict[str, float]] | None
     error: str | None
     """Why the critic could not judge the call (then ``flagged`` is True: fail closed)."""
-    decision: Literal["approve", "reject", "respond"]
+    decision: CheckDecision
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
     edited_action: dict[str, Any]
     checked_at: float
@@ -70,7 +80,7 @@ class CheckRecord(TypedDict, total=False):
     human checks it anyway (:class:`~inferact_langgraph.labels.SpotCheckMark`)."""
     signature: str
     """HMAC-SHA256 of the binding and the decision, when records are signed
-    (:func:`~inferact_langgraph._binding.sign_record`)."""
+    (:func:`~inferact_langgraph.guard.binding.sign_record`)."""
 
 
 class AuditEntry(TypedDict):
@@ -119,6 +129,21 @@ class FeedbackEntry(TypedDict):
     trial: int
 
 
+class MemoryContext(TypedDict):
+    """Earlier feedback for the task in scope, as the actor's model call receives it."""
+
+    task: str
+    """The task it was loaded (or written, on a retry) for; a new task loads it again."""
+    text: str | None
+    """The memory the actor sees (``None``: no feedback for this task)."""
+    owner: NotRequired[list[str] | None]
+    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
+    under this owner, whoever answers the review."""
+    owner_signature: NotRequired[str | None]
+    """With ``GuardOptions(signing_key=...)``: an HMAC of ``owner`` and the thread id, so an
+    owner someone else wrote into the state (``update_state``) is not honoured."""
+
+
 def is_unit(value: Any) -> TypeGuard[float]:
     """Whether ``value`` is a finite number in [0, 1] (a bool is not a number here)."""
     return (
@@ -155,6 +180,47 @@ def verdict_fields(verdict: Any) -> CheckRecord:
     }
 
 
+CheckDecision = Literal["approve", "reject", "respond"]
+"""What was decided about a critical call (an edit is approved or reviewed again)."""
+
+
+def decided(record: CheckRecord, decision: CheckDecision) -> CheckRecord:
+    """A copy of ``record`` carrying ``decision`` (the original is left as it was)."""
+    return {**record, "decision": decision}
+
+
+def evidence(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the critic judged and answered about a call, as reviews and audits show it.
+
+    Example:
+        >>> record = CheckRecord(tool_call_id="c1", score=0.2, threshold=0.5,
+        ...                      verdict={"inferred_tasks": ["buy a red mug"]})
+        >>> found = evidence(record)
+        >>> found["inferred_tasks"], found["justification"], found["action_chain"]
+        (['buy a red mug'], '', [])
+    """
+    verdict = record.get("verdict") or {}
+    found: dict[str, Any] = {
+        "tool_call_id": record.get("tool_call_id"),
+        "risk": record.get("risk"),
+        "critic": record.get("critic"),
+        "score": record.get("score"),
+        "threshold": record.get("threshold"),
+        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
+        "justification": verdict.get("justification") or "",
+        "error": record.get("error"),
+        "task": record.get("task"),
+        "action_chain": list(record.get("action_chain") or []),
+        "options": list(record.get("options") or []),
+        "option_probs": dict(record.get("option_probs") or {}),
+    }
+    if order_probs := record.get("order_probs"):
+        found["order_probs"] = order_probs
+    if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
+        found["uncalibrated_score"] = verdict["uncalibrated_score"]
+    return found
+
+
 def audit_entry(
     record: Mapping[str, Any],
     *,
@@ -168,30 +234,17 @@ def audit_entry(
     ``feedback`` (the human's or the policy's words) and ``edited`` (an edit's new action) are
     kept when given.
     """
-    verdict = record.get("verdict") or {}
-    entry: AuditEntry = {
-        "tool_call_id": record.get("tool_call_id"),
-        "tool": record.get("tool"),
-        "args": record.get("args"),
-        "risk": record.get("risk"),
-        "critic": record.get("critic"),
-        "score": record.get("score"),
-        "threshold": record.get("threshold"),
-        "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-        "justification": verdict.get("justification") or "",
-        "error": record.get("error"),
-        "task": record.get("task"),
-        "action_chain": list(record.get("action_chain") or []),
-        "options": list(record.get("options") or []),
-        "option_probs": dict(record.get("option_probs") or {}),
-        "decision": decision,
-        "decided_by": decided_by,
-        "time": time.time(),
-    }
-    if order_probs := record.get("order_probs"):
-        entry["order_probs"] = order_probs
-    if verdict.get("uncalibrated_score") is not None:  # score is then the calibrated one
-        entry["uncalibrated_score"] = verdict["uncalibrated_score"]
+    entry = cast(
+        AuditEntry,
+        {
+            **evidence(record),
+            "tool": record.get("tool"),
+            "args": record.get("args"),
+            "decision": decision,
+            "decided_by": decided_by,
+            "time": time.time(),
+        },
+    )
     if scope := record.get("scope"):
         entry["scope"] = scope
     if (record.get("spot_check") or {}).get("selected"):

@@ -23,31 +23,22 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.config import get_config
-from langgraph.errors import _mark_invalid_resume
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
-from inferact_langgraph._binding import (
-    answered_after,
+from inferact_langgraph.errors import CheckpointerRequiredError, ResumeError
+from inferact_langgraph.guard._compat import mark_invalid_resume
+from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
-    sign_record,
+    signed_by_id,
 )
-from inferact_langgraph._critical import CriticalSpec
-from inferact_langgraph._options import GuardOptions
-from inferact_langgraph._provenance import is_tool_added
-from inferact_langgraph.errors import ResumeError
-from inferact_langgraph.labels import is_spot_check
-from inferact_langgraph.memory import MemoryContext, render_feedback
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
-from inferact_langgraph.resume import require_checkpointer
-from inferact_langgraph.review import (
+from inferact_langgraph.guard.marks import CriticalSpec
+from inferact_langgraph.guard.memory import is_injected, memory_context
+from inferact_langgraph.guard.options import GuardOptions
+from inferact_langgraph.guard.payloads import (
     EXPECTED_SHAPE,
     ActionRequest,
     Decision,
@@ -62,21 +53,39 @@ from inferact_langgraph.review import (
     resume_schema,
     review_description,
 )
-from inferact_langgraph.scope import (
-    MEMORY_ID,
-    MEMORY_NAME,
+from inferact_langgraph.guard.provenance import is_tool_added
+from inferact_langgraph.guard.records import (
+    AuditEntry,
+    CheckDecision,
+    CheckRecord,
+    DecidedBy,
+    FeedbackEntry,
+    MemoryContext,
+    audit_entry,
+    decided,
+    evidence,
+)
+from inferact_langgraph.guard.requests import (
     SUPERSEDED_ID_PREFIX,
     TaskLocator,
-    is_injected,
     request_positions,
 )
+from inferact_langgraph.guard.state import (
+    AUDIT,
+    CHECKS,
+    FEEDBACK,
+    MEMORY,
+    ROUTE,
+    TRIAL,
+    StateView,
+    answered_after,
+)
+from inferact_langgraph.labels import is_spot_check
 
 __all__ = [
     "Recheck",
     "ReviewOutcome",
     "ReviewProtocol",
-    "memory_context",
-    "memory_message",
 ]
 
 logger = logging.getLogger("inferact_langgraph")
@@ -94,30 +103,42 @@ def _thread_id() -> str | None:
     return None if thread is None else str(thread)
 
 
-def memory_message(text: str) -> HumanMessage:
-    """The message that carries earlier feedback into the actor's input (never into state).
+def require_checkpointer(config: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`CheckpointerRequiredError` unless this run can be resumed.
 
-    ``with_inferact`` adds it to the actor node's input only and drops it from the node's
-    output. Its ``name`` and id mark it as InferAct's: Agent Chat UI does not render a
-    message whose id starts with ``do-not-render-``, and no request is ever taken from it.
+    Checked when a review is about to open, not when the graph is compiled: the LangGraph
+    server compiles graphs without a checkpointer and supplies its own with every run. The run's
+    config carries the checkpointer under ``langgraph.constants.CONFIG_KEY_CHECKPOINTER`` (the
+    key the server itself sets).
+
+    Args:
+        config: The run's config; by default the current run's (``langgraph.config.get_config``).
 
     Example:
-        >>> m = memory_message("Feedback from earlier trials of this task: ...")
-        >>> m.name, m.id
-        ('inferact_memory', 'do-not-render-inferact-memory')
+        >>> require_checkpointer({"configurable": {"__pregel_checkpointer": None}})
+        Traceback (most recent call last):
+        ...
+        inferact_langgraph.errors.CheckpointerRequiredError: InferAct needs a checkpointer ...
     """
-    return HumanMessage(content=text, name=MEMORY_NAME, id=MEMORY_ID)
+    from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
+    if config is None:
+        try:
+            from langgraph.config import get_config
 
-def memory_context(
-    task: str, entries: Sequence[Mapping[str, Any]], owner: Sequence[str] | None = None
-) -> MemoryContext:
-    """The ``inferact_memory`` state value for ``task`` (``text`` None with no entries)."""
-    return {
-        "task": task,
-        "text": render_feedback(entries) if entries else None,
-        "owner": None if owner is None else list(owner),
-    }
+            config = get_config()
+        except RuntimeError:
+            return  # not inside a graph run: nothing to check
+    configurable = config.get("configurable") or {}
+    if configurable.get(CONFIG_KEY_CHECKPOINTER):
+        return
+    raise CheckpointerRequiredError(
+        "InferAct needs a checkpointer to pause for a human review: a doubtful critical call "
+        "was not run, and without a checkpointer the review could never be resumed. Pass one "
+        "(with_inferact(..., checkpointer=InMemorySaver()) or create_agent(..., "
+        "checkpointer=...)) and a thread_id in the config. Served by the LangGraph server, the "
+        "server supplies it."
+    )
 
 
 def _rejection_message(
@@ -166,22 +187,35 @@ class ReviewOutcome:
     trial: int | None = None
     memory: MemoryContext | None = None
 
+    def decide(
+        self,
+        record: CheckRecord,
+        decision: CheckDecision,
+        decided_by: DecidedBy,
+        feedback: str | None = None,
+    ) -> None:
+        """Keep a decision about the call of ``record``: in its record and in the audit."""
+        self.checks[record["tool_call_id"]] = decided(record, decision)
+        self.audit.append(
+            audit_entry(record, decision=decision, decided_by=decided_by, feedback=feedback)
+        )
+
     def update(self) -> dict[str, Any]:
         """The graph state update (without the feedback's store write)."""
         # The route is always written: a stale "review" must never send the run round again.
-        update: dict[str, Any] = {"inferact_route": self.route}
+        update: dict[str, Any] = {ROUTE: self.route}
         if self.checks:
-            update["inferact_checks"] = self.checks
+            update[CHECKS] = self.checks
         if self.audit:
-            update["inferact_audit"] = self.audit
+            update[AUDIT] = self.audit
         if self.feedback:
-            update["inferact_feedback"] = self.feedback
+            update[FEEDBACK] = self.feedback
         if self.messages:
             update["messages"] = self.messages
         if self.trial is not None:
-            update["inferact_trial"] = self.trial
+            update[TRIAL] = self.trial
         if self.memory is not None:
-            update["inferact_memory"] = self.memory
+            update[MEMORY] = self.memory
         return update
 
 
@@ -238,14 +272,14 @@ class ReviewProtocol:
         ask: list[CheckRecord] = []
         block: list[CheckRecord] = []
         allow: list[CheckRecord] = []
-        ai, pending = pending_calls(state)
-        checks = state.get("inferact_checks") or {}
+        view = StateView.read(state)
+        ai, pending, checks = view.ai, view.pending, view.checks
         # Driven by the checkpointed records, not by the tool specs: a process that resumes
         # the review may never have seen the tools.
         for index, call in pending:
             if only is not None and call.get("id") != only:
                 continue
-            record = checks.get(call.get("id"))
+            record = checks.get(call.get("id") or "")
             if not is_bound(record, ai, index, call, self.key) or is_approved(record):
                 continue
             if record.get("decision"):
@@ -268,29 +302,16 @@ class ReviewProtocol:
         review_configs: list[ReviewConfig] = []
         link = inbox_link(_thread_id())
         for r in records:
-            verdict = r.get("verdict") or {}
             description = review_description(r, link=link)
-            info: InferActReviewInfo = {
-                "tool_call_id": r["tool_call_id"],
-                "ai_message_id": r.get("ai_message_id"),
-                "index": r.get("index"),
-                "score": r.get("score"),
-                "threshold": r.get("threshold"),
-                "inferred_tasks": list(verdict.get("inferred_tasks") or []),
-                "justification": verdict.get("justification") or "",
-                "risk": r.get("risk"),
-                "critic": r.get("critic"),
-                "error": r.get("error"),
-                "task": r.get("task"),
-                "scope": r.get("scope"),
-                "action_chain": list(r.get("action_chain") or []),
-                "options": list(r.get("options") or []),
-                "option_probs": dict(r.get("option_probs") or {}),
-            }
-            if order_probs := r.get("order_probs"):
-                info["order_probs"] = order_probs
-            if verdict.get("uncalibrated_score") is not None:
-                info["uncalibrated_score"] = verdict["uncalibrated_score"]
+            info = cast(
+                InferActReviewInfo,
+                {
+                    **evidence(r),
+                    "ai_message_id": r.get("ai_message_id"),
+                    "index": r.get("index"),
+                    "scope": r.get("scope"),
+                },
+            )
             if is_spot_check(r):
                 info["spot_check"] = True
             action: InferActActionRequest = {
@@ -372,7 +393,7 @@ class ReviewProtocol:
         """``interrupt()`` with the resume validated *before* LangGraph records it.
 
         The ``response_schema`` is a pydantic discriminated union of LangChain's decisions
-        (:func:`~inferact_langgraph.review.resume_schema`). A malformed resume raises
+        (:func:`~inferact_langgraph.guard.payloads.resume_schema`). A malformed resume raises
         :class:`ResumeError` and is not saved, so the thread stays interrupted.
         """
         # Without a checkpointer the interrupt could never be answered: fail before it, so the
@@ -389,7 +410,7 @@ class ReviewProtocol:
             # LangGraph marks its own ValidationError; ours replaces it with a clearer error,
             # which must carry the same mark so ToolNode re-raises it instead of answering
             # the call with it. There is no public API to set that mark.
-            _mark_invalid_resume(error)
+            mark_invalid_resume(error)
             raise error from None
 
     def steps(
@@ -403,22 +424,19 @@ class ReviewProtocol:
         late answer to the first interrupt can never approve the second.
         """
         outcome = ReviewOutcome()
-        ask, block, allow = self.to_review(state, only)
+        view = StateView.read(state)
+        ask, block, allow = self.to_review(view, only)
         if not (ask or block or allow):
             return outcome
-        ai = last_ai_message(state)
+        ai = view.ai
         assert ai is not None  # there are critical calls, so there is an AI message
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
             outcome.messages.append(_rejection_message(r, None, reason=reason))
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject"}
-            outcome.audit.append(
-                audit_entry(r, decision="reject", decided_by="policy", feedback=reason)
-            )
+            outcome.decide(r, "reject", "policy", feedback=reason)
         for r in allow:
             logger.warning("InferAct: running %s unchecked (on_critic_error='allow')", r["tool"])
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve"}
-            outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
+            outcome.decide(r, "approve", "policy")
 
         if ask:
             request = self.review_request(ask)
@@ -434,54 +452,51 @@ class ReviewProtocol:
                 }
             decisions = self._ask(request, count=len(ask))
             for record, decision in zip(ask, decisions, strict=True):
-                recheck = self._apply(state, ai, record, decision, outcome)
+                recheck = self._apply(view, ai, record, decision, outcome)
                 if recheck is None:
                     continue
                 new_record = yield recheck
                 call_id = recheck[2]["id"]
                 if is_approved(new_record):
-                    outcome.checks[call_id] = {**new_record, "decision": "approve"}
-                    outcome.audit.append(
-                        audit_entry(new_record, decision="approve", decided_by="critic")
-                    )
+                    outcome.decide(new_record, "approve", "critic")
                 else:
                     outcome.checks[call_id] = new_record
                     outcome.route = "review"
 
         if outcome.edits:
             outcome.messages.insert(0, _with_edits(ai, outcome.edits))
-        self._after_rejection(state, ai, outcome)
-        outcome.checks = {k: sign_record(v, self.key) for k, v in outcome.checks.items()}
+        self._after_rejection(view, ai, outcome)
+        outcome.checks = signed_by_id(outcome.checks.values(), self.key)
         return outcome
 
-    def _after_rejection(self, state: Any, ai: AIMessage, outcome: ReviewOutcome) -> None:
+    def _after_rejection(self, view: StateView, ai: AIMessage, outcome: ReviewOutcome) -> None:
         """Apply ``on_reject`` once a call was rejected."""
         if not any(e["decision"] == "reject" for e in outcome.audit):
             return
         if self.options.on_reject == "end":
-            outcome.messages.extend(self._cancel_others(state, ai, outcome))
+            outcome.messages.extend(self._cancel_others(view, ai, outcome))
             outcome.route = "end"
         elif self.options.on_reject == "retry":
-            trial = int(state.get("inferact_trial") or 0) + 1
+            trial = view.trial + 1
             if trial >= self.options.max_trials:
-                outcome.messages.extend(self._cancel_others(state, ai, outcome))
+                outcome.messages.extend(self._cancel_others(view, ai, outcome))
                 outcome.route = "end"
             else:
                 outcome.route = "retry"
                 outcome.trial = trial
-                outcome.messages = self._new_trial(state)
-                task = self.task_of(state)
+                outcome.messages = self._new_trial(view)
+                task = self.task_of(view)
                 feedback = [  # this task's feedback only: a thread may hold other requests
                     e
-                    for e in [*(state.get("inferact_feedback") or []), *outcome.feedback]
+                    for e in [*view.get(FEEDBACK, []), *outcome.feedback]
                     if e.get("task") == task
                 ]
-                earlier = state.get("inferact_memory") or {}
+                earlier = view.get(MEMORY, {})
                 outcome.memory = memory_context(task, feedback, earlier.get("owner"))
                 if earlier.get("owner_signature"):  # the same owner, still signed
                     outcome.memory["owner_signature"] = earlier["owner_signature"]
 
-    def _new_trial(self, state: Any) -> list[Any]:
+    def _new_trial(self, view: StateView) -> list[Any]:
         """Messages that clear the trial's working memory, keeping the user's request(s).
 
         With a ``task_extractor`` the thread restarts from the task text (as in the paper);
@@ -489,8 +504,8 @@ class ReviewProtocol:
         requests, so earlier turns of a chat stay as they were.
         """
         if self.options.task_extractor is not None:
-            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(state))]
-        messages = messages_of(state)
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(view))]
+        messages = view.messages
         start = self.locator.start(messages)
         keep = set(request_positions(messages))
         return [
@@ -501,7 +516,7 @@ class ReviewProtocol:
 
     def _apply(
         self,
-        state: Any,
+        view: StateView,
         ai: AIMessage,
         record: CheckRecord,
         decision: Decision,
@@ -510,16 +525,10 @@ class ReviewProtocol:
         """Apply one decision; an edit of a critical call asks for a re-check."""
         call_id = record["tool_call_id"]
         if decision.type == "approve":
-            outcome.checks[call_id] = {**record, "decision": "approve"}
-            outcome.audit.append(audit_entry(record, decision="approve", decided_by="human"))
+            outcome.decide(record, "approve", "human")
         elif decision.type == "reject":
             outcome.messages.append(_rejection_message(record, decision.message))
-            outcome.checks[call_id] = {**record, "decision": "reject"}
-            outcome.audit.append(
-                audit_entry(
-                    record, decision="reject", decided_by="human", feedback=decision.message
-                )
-            )
+            outcome.decide(record, "reject", "human", feedback=decision.message)
             outcome.feedback.append(
                 {
                     "tool": record["tool"],
@@ -528,8 +537,8 @@ class ReviewProtocol:
                     "feedback": decision.message
                     or "The user judged this action incorrect (binary feedback).",
                     "binary": decision.message is None,
-                    "task": record.get("task") or self.task_of(state),
-                    "trial": int(state.get("inferact_trial") or 0),
+                    "task": record.get("task") or self.task_of(view),
+                    "trial": view.trial,
                 }
             )
         elif decision.type == "respond":
@@ -538,12 +547,7 @@ class ReviewProtocol:
                     content=decision.message or "", tool_call_id=call_id, name=record["tool"]
                 )
             )
-            outcome.checks[call_id] = {**record, "decision": "respond"}
-            outcome.audit.append(
-                audit_entry(
-                    record, decision="respond", decided_by="human", feedback=decision.message
-                )
-            )
+            outcome.decide(record, "respond", "human", feedback=decision.message)
         else:  # edit: bound to the same message and position, with the new name and args
             edited = decision.edited_action or {}
             new_call = {
@@ -570,17 +574,17 @@ class ReviewProtocol:
                 return None
             # An edited critical call is checked as the tool it names: no bypass by editing.
             edited_ai = _with_edits(ai, outcome.edits)
-            edited_state = dict(state)
-            edited_state["messages"] = [edited_ai if m is ai else m for m in messages_of(state)]
-            return edited_state, index, new_call
+            with_edit = view.with_messages([edited_ai if m is ai else m for m in view.messages])
+            return with_edit.state, index, new_call
         return None
 
     def _cancel_others(
-        self, state: Any, ai: AIMessage, outcome: ReviewOutcome
+        self, view: StateView, ai: AIMessage, outcome: ReviewOutcome
     ) -> list[ToolMessage]:
         """Answer every other pending call so the history stays valid when the run ends."""
-        messages = messages_of(state)
-        position = next(i for i, m in enumerate(messages) if m is ai)
+        messages, position = view.messages, view.ai_position
+        assert position is not None  # a review has an AI message
+        assert messages[position] is ai
         done = answered_after(messages, position) | {
             m.tool_call_id for m in outcome.messages if isinstance(m, ToolMessage)
         }
@@ -611,7 +615,7 @@ class ReviewProtocol:
             "args": dict(call.get("args") or {}),
         }
         entry = audit_entry(record, decision="reject", decided_by="guard", feedback=reason)
-        return Command(update={"messages": [message], "inferact_audit": [entry]})
+        return Command(update={"messages": [message], AUDIT: [entry]})
 
     # ------------------------------------------------------------------ a new user message
     def supersede_pending(self, state: Any) -> dict[str, Any]:
@@ -624,12 +628,10 @@ class ReviewProtocol:
         audit entry (``decision="reject"``, ``decided_by="user"``). The new message is then
         answered as usual.
         """
-        messages = messages_of(state)
-        ai_position = last_ai_position(messages)
-        if ai_position is None:
+        view = StateView.read(state)
+        messages, ai_position, ai = view.messages, view.ai_position, view.ai
+        if ai is None or ai_position is None:
             return {}
-        ai = messages[ai_position]
-        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
         later = messages[ai_position + 1 :]
         first_human = next(
             (
@@ -645,10 +647,9 @@ class ReviewProtocol:
         open_calls = [(i, c) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
         if not open_calls:
             return {}
-        checks: Mapping[str, CheckRecord] = state.get("inferact_checks") or {}
+        checks = view.checks
         answers: list[ToolMessage] = []
-        audit: list[AuditEntry] = []
-        decided: dict[str, CheckRecord] = {}
+        closed = ReviewOutcome()
         for index, call in open_calls:
             call_id = call["id"] or ""  # a call without an id has no record
             record = checks.get(call_id)
@@ -669,14 +670,11 @@ class ReviewProtocol:
                     tool_call_id=call["id"],
                     name=call["name"],
                     status="error",
-                    id=f"{SUPERSEDED_ID_PREFIX}{uuid.uuid4().hex}",  # scope.is_request reads it
+                    id=f"{SUPERSEDED_ID_PREFIX}{uuid.uuid4().hex}",  # requests.is_request reads it
                 )
             )
             if reviewed is not None:
-                decided[call_id] = {**reviewed, "decision": "reject"}
-                audit.append(
-                    audit_entry(reviewed, decision="reject", decided_by="user", feedback=SUPERSEDED)
-                )
+                closed.decide(reviewed, "reject", "user", feedback=SUPERSEDED)
         # Tool answers must follow their AI message, before the new turn. add_messages cannot
         # insert, so the list is rewritten in order (every message keeps its id).
         head = messages[: ai_position + 1] + later[:first_human]
@@ -688,8 +686,8 @@ class ReviewProtocol:
                 *later[first_human:],
             ],
         }
-        if decided:
-            update["inferact_checks"] = {k: sign_record(v, self.key) for k, v in decided.items()}
-        if audit:
-            update["inferact_audit"] = audit
+        if closed.checks:
+            update[CHECKS] = signed_by_id(closed.checks.values(), self.key)
+        if closed.audit:
+            update[AUDIT] = closed.audit
         return update

@@ -2,13 +2,14 @@
 
 A call is checked when its tool is critical (``@critical`` or ``critical=``) and its spec applies
 to the arguments. Before anything is checked, the last AI message's call ids are made unique
-(:func:`~inferact_langgraph._binding.with_unique_call_ids`); then each unchecked critical call is
-judged and written as a :class:`~inferact_langgraph.records.CheckRecord` bound to its message,
-position, name and arguments. A critic that fails, or answers a score outside [0, 1], gives a
+(:func:`~inferact_langgraph.guard.binding.with_unique_call_ids`); then each unchecked
+critical call is judged and written as a
+:class:`~inferact_langgraph.guard.records.CheckRecord` bound to its message, position, name
+and arguments. A critic that fails, or answers a score outside [0, 1], gives a
 record with an ``error``: the call fails closed.
 
 Example:
-    >>> from inferact_langgraph._critical import CriticalSpec
+    >>> from inferact_langgraph.guard.marks import CriticalSpec
     >>> step = CriticStep(critic=None, specs={"buy_now": CriticalSpec()})
     >>> step.is_critical({"name": "buy_now", "args": {}}), step.is_critical({"name": "search"})
     (True, False)
@@ -17,34 +18,34 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
-from inferact_langgraph._binding import (
+from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.binding import (
     args_digest,
     is_approved,
     is_bound,
-    last_ai_message,
-    last_ai_position,
-    messages_of,
-    pending_calls,
-    sign_record,
+    signed_by_id,
     with_unique_call_ids,
 )
-from inferact_langgraph._critical import CriticalSpec, critical_spec
-from inferact_langgraph._reviewing import logger
-from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
+from inferact_langgraph.guard.payloads import ActionStep
+from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
+from inferact_langgraph.guard.requests import TaskLocator
+from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, StateView
 from inferact_langgraph.labels import SpotCheck, current_thread_id
-from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
-from inferact_langgraph.review import ActionStep
-from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = ["CriticStep", "CriticalCall", "action_chain"]
+
+logger = logging.getLogger("inferact_langgraph")
 
 CriticalCall = tuple[int, dict[str, Any], CriticalSpec]
 """A pending critical call: its position in the AI message, the call, its spec."""
@@ -55,6 +56,7 @@ def action_chain(trajectory: Trajectory) -> list[ActionStep]:
     return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
 
 
+@dataclass(eq=False, kw_only=True)
 class CriticStep:
     """Picks the critical calls of the last AI message and runs the critic on them.
 
@@ -69,20 +71,15 @@ class CriticStep:
         spot_check: Sends a share of the calls the critic passed to a human anyway.
     """
 
-    def __init__(
-        self,
-        *,
-        critic: Critic | None,
-        specs: dict[str, CriticalSpec],
-        locator: TaskLocator | None = None,
-        key: bytes | None = None,
-        spot_check: SpotCheck | None = None,
-    ) -> None:
-        self.critic = critic
-        self.spot_check = spot_check if spot_check is not None and spot_check.rate > 0 else None
-        self.specs = specs
-        self.key = key
-        self.locator = locator or TaskLocator()
+    critic: Critic | None
+    specs: dict[str, CriticalSpec]
+    locator: TaskLocator = field(default_factory=TaskLocator)
+    key: bytes | None = None
+    spot_check: SpotCheck | None = None
+
+    def __post_init__(self) -> None:
+        if self.spot_check is not None and self.spot_check.rate <= 0:
+            self.spot_check = None  # a rate of 0 draws nothing: no work on any call
 
     # ------------------------------------------------------------------ which calls
     def is_critical(self, call: Mapping[str, Any], tool: Any = None) -> bool:
@@ -93,40 +90,42 @@ class CriticStep:
 
     def critical_calls(self, state: Any) -> list[CriticalCall]:
         """The last AI message's unanswered critical calls, with their positions."""
-        _, pending = pending_calls(state)
         out: list[CriticalCall] = []
-        for index, call in pending:
+        for index, call in StateView.read(state).pending:
             spec = self.specs.get(call["name"])
             if spec is not None and spec.applies(call.get("args") or {}):
                 out.append((index, call, spec))
         return out
 
-    def unique_ids(self, state: Any) -> AIMessage | None:
+    @staticmethod
+    def unique_ids(view: StateView) -> AIMessage | None:
         """The last AI message with unique call ids, if any of its ids had to change."""
-        messages = messages_of(state)
-        position = last_ai_position(messages)
-        if position is None:
+        if view.ai is None or view.ai_position is None:
             return None
-        ai = messages[position]
-        assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
-        renamed = with_unique_call_ids(ai, messages[:position])
-        return None if renamed is ai else renamed
+        renamed = with_unique_call_ids(view.ai, view.messages[: view.ai_position])
+        return None if renamed is view.ai else renamed
+
+    def _unchecked(self, view: StateView) -> list[CriticalCall]:
+        """The critical calls of the view's AI message with no record bound to them."""
+        return [
+            (i, c, s)
+            for i, c, s in self.critical_calls(view)
+            if not is_bound(view.checks.get(c.get("id") or ""), view.ai, i, c, self.key)
+        ]
 
     def needs_check(self, state: Any) -> bool:
         """Whether the critic must run before the tools (cheap: no model call)."""
-        calls = self.critical_calls(state) if self.specs else []
-        if not calls:
+        view = StateView.read(state)
+        if not self.specs or not self.critical_calls(view):
             return False
-        if self.unique_ids(state) is not None:
-            return True
-        ai = last_ai_message(state)
-        checks = state.get("inferact_checks") or {}
-        return any(not is_bound(checks.get(c.get("id")), ai, i, c, self.key) for i, c, _ in calls)
+        return self.unique_ids(view) is not None or bool(self._unchecked(view))
 
     # ------------------------------------------------------------------ the critic step
     def _base_record(
-        self, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
+        ai = view.ai
+        assert ai is not None  # a call to check comes from the view's AI message
         args = dict(call.get("args") or {})
         return {
             "tool_call_id": call["id"],  # every call has an id (see with_unique_call_ids)
@@ -149,14 +148,14 @@ class CriticStep:
         }
 
     def _prepare(
-        self, state: Any, record: CheckRecord
+        self, view: StateView, record: CheckRecord
     ) -> tuple[Critic, CheckRecord, Trajectory]:
         """(the critic, ``record`` with the task and action chain, the trajectory to judge)."""
         critic = self.critic
         if critic is None:
             raise RuntimeError("no critic configured")
-        task_text = self.locator.task(state)
-        trajectory = self.locator.trajectory(state, record["tool_call_id"], task_text)
+        task_text = self.locator.task(view)
+        trajectory = self.locator.trajectory(view, record["tool_call_id"], task_text)
         prepared: CheckRecord = {
             **record,
             "task": task_text,
@@ -176,11 +175,11 @@ class CriticStep:
         }
 
     async def _acheck_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
-        record = self._base_record(ai, index, call, spec)
+        record = self._base_record(view, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, record)
+            critic, record, trajectory = self._prepare(view, record)
             verdict = await critic.aevaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
@@ -189,11 +188,11 @@ class CriticStep:
             return self._failed(record, exc)
 
     def _check_one(
-        self, state: Any, ai: AIMessage, index: int, call: Mapping[str, Any], spec: CriticalSpec
+        self, view: StateView, index: int, call: Mapping[str, Any], spec: CriticalSpec
     ) -> CheckRecord:
-        record = self._base_record(ai, index, call, spec)
+        record = self._base_record(view, index, call, spec)
         try:
-            critic, record, trajectory = self._prepare(state, record)
+            critic, record, trajectory = self._prepare(view, record)
             verdict = critic.evaluate(trajectory, risk=record["risk"])
             return {**record, **verdict_fields(verdict)}
         except GraphBubbleUp:
@@ -201,40 +200,33 @@ class CriticStep:
         except Exception as exc:  # noqa: BLE001 - any failure fails closed, never open
             return self._failed(record, exc)
 
-    def _edited(self, state: Mapping[str, Any], call: Mapping[str, Any]) -> AIMessage:
-        ai = last_ai_message(state)
-        if ai is None:  # pragma: no cover - a re-check's state holds the edited AI message
+    @staticmethod
+    def _edited(state: Any, call: Mapping[str, Any]) -> StateView:
+        view = StateView.read(state)
+        if view.ai is None:  # pragma: no cover - a re-check's state holds the edited AI message
             raise ValueError(f"no AI message to re-check the edited call {call.get('id')!r}")
-        return ai
+        return view
 
     def recheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
         """The record for a human's edit of a critical call (``state`` holds the edit)."""
-        ai = self._edited(state, call)
-        return self._check_one(state, ai, index, call, self.specs[call["name"]])
+        view = self._edited(state, call)
+        return self._check_one(view, index, call, self.specs[call["name"]])
 
     async def arecheck(self, state: Any, index: int, call: dict[str, Any]) -> CheckRecord:
         """Async :meth:`recheck`."""
-        ai = self._edited(state, call)
-        return await self._acheck_one(state, ai, index, call, self.specs[call["name"]])
+        view = self._edited(state, call)
+        return await self._acheck_one(view, index, call, self.specs[call["name"]])
 
-    def _todo(
-        self, state: Any
-    ) -> tuple[dict[str, Any], AIMessage | None, AIMessage | None, list[CriticalCall]]:
-        """(state with unique call ids, renamed AI message or None, last AI message, to check)."""
-        renamed = self.unique_ids(state)
-        state = dict(state)
+    def _todo(self, state: Any) -> tuple[StateView, AIMessage | None, list[CriticalCall]]:
+        """(the view with unique call ids, the renamed AI message or None, the calls to check)."""
+        view = StateView.read(state)
+        renamed = self.unique_ids(view)
         if renamed is not None:
-            state["messages"] = [
-                renamed if getattr(m, "id", None) == renamed.id else m for m in messages_of(state)
-            ]
-        ai = last_ai_message(state)
-        checks = state.get("inferact_checks") or {}
-        todo = [
-            (i, c, s)
-            for i, c, s in self.critical_calls(state)
-            if not is_bound(checks.get(c.get("id")), ai, i, c, self.key)
-        ]
-        return state, renamed, ai, todo
+            position = view.ai_position
+            view = view.with_messages(
+                [renamed if i == position else m for i, m in enumerate(view.messages)]
+            )
+        return view, renamed, self._unchecked(view)
 
     def _check_update(
         self, renamed: AIMessage | None, records: Sequence[CheckRecord]
@@ -252,13 +244,11 @@ class CriticStep:
             for r in records
             if is_approved(r)
         ]
-        update: dict[str, Any] = {"inferact_route": None}
+        update: dict[str, Any] = {ROUTE: None}
         if records:
-            update["inferact_checks"] = {
-                r["tool_call_id"]: sign_record(r, self.key) for r in records
-            }
+            update[CHECKS] = signed_by_id(records, self.key)
         if audit:
-            update["inferact_audit"] = audit
+            update[AUDIT] = audit
         if renamed is not None:
             update["messages"] = [renamed]  # same message id: replaced in place, new call ids
         return update
@@ -269,17 +259,15 @@ class CriticStep:
         Calls with a missing or colliding id are given unique ids first (the AI message is
         replaced in place), so every record names exactly one call.
         """
-        state, renamed, ai, todo = self._todo(state)
-        if ai is None:  # no AI message, nothing to check
+        view, renamed, todo = self._todo(state)
+        if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
-        records = await asyncio.gather(*(self._acheck_one(state, ai, i, c, s) for i, c, s in todo))
+        records = await asyncio.gather(*(self._acheck_one(view, i, c, s) for i, c, s in todo))
         return self._check_update(renamed, records)
 
     def check(self, state: Any) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
-        state, renamed, ai, todo = self._todo(state)
-        if ai is None:  # no AI message, nothing to check
+        view, renamed, todo = self._todo(state)
+        if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
-        return self._check_update(
-            renamed, [self._check_one(state, ai, i, c, s) for i, c, s in todo]
-        )
+        return self._check_update(renamed, [self._check_one(view, i, c, s) for i, c, s in todo])

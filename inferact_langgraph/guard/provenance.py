@@ -9,7 +9,7 @@ and ``InferActMiddleware.wrap_tool_call``), mark every human message in a tool's
 ``additional_kwargs["inferact_origin"] = "tool"``. ``additional_kwargs`` survives the
 checkpoint serializer and the LangGraph server's JSON (a message dict sent back is converted
 with the key kept), and chat-model integrations do not send it to the provider.
-:func:`inferact_langgraph.scope.is_request` never takes a marked message as a request.
+:func:`inferact_langgraph.guard.requests.is_request` never takes a marked message as a request.
 
 Forging the mark on a message of one's own only hides that message: the task falls back to the
 user's earlier request, or the check fails closed (a human decides).

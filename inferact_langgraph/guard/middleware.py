@@ -12,21 +12,18 @@ last line of defence,
 Example:
     >>> from langchain.agents import create_agent
     >>> from langchain_core.messages import AIMessage
-    >>> from langchain_core.tools import tool
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from inferact_langgraph import critical
     >>> from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
-    >>> @critical
-    ... @tool
-    ... def buy_now(asin: str) -> str:
-    ...     '''Buy a product.'''
-    ...     return f"bought {asin}"
+    >>> @critical  # a plain function becomes a critical tool
+    ... def pay(amount: int) -> str:
+    ...     '''Pay an amount.'''
+    ...     return f"paid {amount}"
     >>> actor = ScriptedChatModel(replies=[
-    ...     AIMessage("", tool_calls=[{"name": "buy_now", "args": {"asin": "B1"}, "id": "c1"}]),
-    ...     "Done."])
-    >>> agent = create_agent(actor, [buy_now], checkpointer=InMemorySaver(),
-    ...     middleware=[InferActMiddleware(critic=ScriptedCritic(scores=[0.1]))])
-    >>> out = agent.invoke({"messages": [("user", "buy a mug")]},
+    ...     AIMessage("", tool_calls=[{"name": "pay", "args": {"amount": 5}, "id": "p1"}]), "ok"])
+    >>> doubtful = InferActMiddleware(critic=ScriptedCritic(scores=[0.1]))
+    >>> agent = create_agent(actor, [pay], middleware=[doubtful], checkpointer=InMemorySaver())
+    >>> out = agent.invoke({"messages": [("user", "pay 5")]},
     ...                    {"configurable": {"thread_id": "m"}})
     >>> out["__interrupt__"][0].value["action_requests"][0]["inferact"]["score"]
     0.1
@@ -36,39 +33,27 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, get_args
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, get_args
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
-    AgentState,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
-    OmitFromInput,
     hook_config,
 )
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
+from typing_extensions import Unpack
 
-from inferact_langgraph._binding import with_unique_call_ids
-from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph._gate import InferActGuard, merge_checks, run_config
-from inferact_langgraph._options import (
-    GuardOptions,
-    MemoryNamespace,
-    OnCriticError,
-    OnReject,
-    Scope,
-    resolve_options,
-)
-from inferact_langgraph._provenance import mark_tool_output
-from inferact_langgraph._wrap import build_critic
-from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
-from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.memory import FeedbackMemory, MemoryContext
-from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
-from inferact_langgraph.review import DECISION_TYPES
+from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
+from inferact_langgraph.guard.binding import authorize, with_unique_call_ids
+from inferact_langgraph.guard.core import InferActGuard, run_config
+from inferact_langgraph.guard.marks import resolve_critical_tools
+from inferact_langgraph.guard.memory import memory_text, system_message_with
+from inferact_langgraph.guard.provenance import mark_tool_output
+from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, InferActState, StateView
 
 __all__ = ["InferActMiddleware", "InferActState", "ReviewIn"]
 
@@ -76,62 +61,23 @@ ReviewIn = Literal["after_model", "tool_call"]
 """Where a doubtful call is reviewed: after the model step (batched) or in its tool task."""
 
 
-def _add(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
-    return [*(left or []), *(right or [])]
-
-
-class InferActState(AgentState):
-    """``create_agent`` state with the guard's keys, left out of the agent's input schema."""
-
-    inferact_checks: NotRequired[Annotated[dict[str, CheckRecord], OmitFromInput, merge_checks]]
-    inferact_audit: NotRequired[Annotated[list[AuditEntry], OmitFromInput, _add]]
-    inferact_feedback: NotRequired[Annotated[list[FeedbackEntry], OmitFromInput, _add]]
-    inferact_trial: NotRequired[Annotated[int, OmitFromInput]]
-    inferact_memory: NotRequired[Annotated[MemoryContext | None, OmitFromInput]]
-
-
 class InferActMiddleware(AgentMiddleware):
     """Check critical tool calls with InferAct before they run; ask a human when in doubt.
 
     Args:
-        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
-        critic: Any critic instead of InferAct on ``model``.
-        threshold: InferAct's threshold when built from ``model`` (default 0.5).
-        preset: InferAct's prompt preset when built from ``model``.
-        cache: ``True`` (in memory) or a verdict store: identical pending calls are not
-            checked twice.
-        calibration: With ``model``: ``"default"`` (the calibration shipped for the preset,
-            fitted on a capable model's answers: docs/quality.md), a
-            :class:`~inferact_langgraph.calibration.Calibration` or the path of its file
-            (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track),
-            so ``threshold`` is a probability; ``None`` for the raw score. With ``critic=``,
-            give it to that critic instead (``make_critic(..., calibration=...)``).
-        critical: Names of tools to treat as critical, or names mapped to specs; tools marked
-            with ``@critical`` are found by themselves.
-        on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
-        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
-        max_trials: Trials allowed with ``on_reject="retry"``.
-        scope: ``"request"`` (default): a call is judged against the user's newest request,
-            on the actions since it; ``"thread"``: against all their requests, in order.
-        task_extractor: ``state -> str`` giving the user's real task.
-        memory: Feedback memory settings; used when the agent has a store.
-        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
-            the server's authenticated user, else ``configurable["user_id"]``, else shared).
-        allowed_decisions: Decisions offered to the human.
-        spot_check: The share of the calls the critic passed that a human checks anyway
-            (e.g. ``0.02``; default ``0``), marked as spot checks in the review.
-        spot_check_seed: Makes the spot-check draws reproducible.
-        labels: Where reviewers' decisions are kept as labels for ``inferact calibrate``
-            (a :class:`~inferact_langgraph.labels.ReviewLabels`; default: the ``"default"``
-            deployment in the graph's store); ``False``: none kept.
         review_in: ``"after_model"`` (default): one HumanInTheLoopMiddleware-style request per
             AI message, after the model step. ``"tool_call"``: each doubtful call interrupts
             from its own tool task; no node is added to the agent (cheaper on every step),
             several doubtful calls of one message are separate interrupts (resume with
             ``{interrupt_id: decision}``), and an edit is applied to the executed call and
             audited without rewriting the AI message. Only with ``on_reject="continue"``.
-        options: All policy options at once (shared with ``with_inferact``), instead of the
-            policy keywords above (giving both raises ``ValueError``).
+        **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
+            ``cache``, ``calibration``), the ``critical`` tools (tools marked ``@critical``
+            are found by themselves) and the policy (``on_critic_error``, ``on_reject``,
+            ``max_trials``, ``scope``, ``task_extractor``, ``memory``, ``memory_namespace``,
+            ``allowed_decisions``, ``spot_check``, ``spot_check_seed``, ``labels``, or
+            ``options=``), as ``with_inferact`` takes them: see
+            :class:`~inferact_langgraph.guard.arguments.GuardArguments`.
 
     Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs
     only with a verdict or a decision bound to exactly that call.
@@ -148,46 +94,12 @@ class InferActMiddleware(AgentMiddleware):
         return super().__new__(cls)
 
     def __init__(
-        self,
-        *,
-        model: Any = None,
-        critic: Critic | None = None,
-        threshold: float | None = None,
-        preset: str = "generic",
-        cache: Any = None,
-        calibration: Any = DEFAULT_CALIBRATION,
-        critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
-        on_critic_error: OnCriticError = "interrupt",
-        on_reject: OnReject = "continue",
-        max_trials: int = 3,
-        scope: Scope = "request",
-        task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
-        memory: FeedbackMemory | None = None,
-        memory_namespace: MemoryNamespace | None = None,
-        allowed_decisions: Sequence[str] = DECISION_TYPES,
-        spot_check: float = 0.0,
-        spot_check_seed: int | None = None,
-        labels: Any = None,
-        review_in: ReviewIn = "after_model",
-        options: GuardOptions | None = None,
+        self, *, review_in: ReviewIn = "after_model", **arguments: Unpack[GuardArguments]
     ) -> None:
         super().__init__()
         if review_in not in get_args(ReviewIn):
             raise ValueError(f"review_in must be 'after_model' or 'tool_call', got {review_in!r}")
-        options = resolve_options(
-            options,
-            on_critic_error=on_critic_error,
-            on_reject=on_reject,
-            max_trials=max_trials,
-            scope=scope,
-            task_extractor=task_extractor,
-            memory=memory,
-            memory_namespace=memory_namespace,
-            allowed_decisions=allowed_decisions,
-            spot_check=spot_check,
-            spot_check_seed=spot_check_seed,
-            labels=labels,
-        )
+        options = options_from(arguments, caller="InferActMiddleware")
         if review_in == "tool_call" and options.on_reject != "continue":
             raise ValueError(
                 "review_in='tool_call' supports on_reject='continue' only (a tool call cannot "
@@ -196,15 +108,8 @@ class InferActMiddleware(AgentMiddleware):
         self.review_in = review_in
         self._seen_tools: tuple[Any, ...] | None = None
         self.guard = InferActGuard(
-            critic=build_critic(
-                model=model,
-                critic=critic,
-                threshold=threshold,
-                preset=preset,
-                cache=cache,
-                calibration=calibration,
-            ),
-            specs=resolve_critical_tools((), critical),
+            critic=critic_from(arguments),
+            specs=resolve_critical_tools((), arguments.get("critical")),
             options=options,
         )
 
@@ -235,8 +140,8 @@ class InferActMiddleware(AgentMiddleware):
         self.guard.learn_tools(tools)
         self._seen_tools = key
 
-    def _state_to_check(self, request: ModelRequest, response: Any) -> dict[str, Any] | None:
-        """The state with the actor's answer, if that answer has a critical call to check."""
+    def _state_to_check(self, request: ModelRequest, response: Any) -> StateView | None:
+        """The view of the state with the actor's answer, if it has a critical call to check."""
         messages = response.result if isinstance(response, ModelResponse) else [response]
         ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         # Cheap test first: most model calls propose no critical call and copy nothing.
@@ -248,9 +153,8 @@ class InferActMiddleware(AgentMiddleware):
         unique = with_unique_call_ids(ai, earlier)
         if unique is not ai:  # reused / duplicate / missing ids: unique ones before any check
             ai.tool_calls = unique.tool_calls
-        state = dict(request.state)
-        state["messages"] = [*earlier, *messages]
-        return state if self.guard.needs_check(state) else None
+        view = StateView.read({**request.state, "messages": [*earlier, *messages]})
+        return view if self.guard.critic_step.needs_check(view) else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the actor (given earlier feedback), then judge its critical calls."""
@@ -259,7 +163,7 @@ class InferActMiddleware(AgentMiddleware):
         state = self._state_to_check(request, response)
         if state is None:
             return response
-        return _extend(response, self.guard.check(state))
+        return _extend(response, self.guard.critic_step.check(state))
 
     # Off-path cost: the async hooks are plain functions that return an awaitable.
     # create_agent wraps every wrap hook in langsmith's ``traceable``; for an ``async def``
@@ -285,12 +189,12 @@ class InferActMiddleware(AgentMiddleware):
         state = self._state_to_check(request, response)
         if state is None:
             return response
-        return _extend(response, await self.guard.acheck(state))
+        return _extend(response, await self.guard.critic_step.acheck(state))
 
     # ------------------------------------------------------------------ the gate
     @staticmethod
     def _finish(update: dict[str, Any]) -> dict[str, Any] | None:
-        route = update.pop("inferact_route", None)
+        route = update.pop(ROUTE, None)
         if route == "end":
             update["jump_to"] = "end"
         elif route == "retry":
@@ -305,7 +209,7 @@ class InferActMiddleware(AgentMiddleware):
         Driven by the checkpointed records, not by the specs: a process that resumes the
         review may never have seen the tools.
         """
-        checks = state.get("inferact_checks")
+        checks = state.get(CHECKS)
         if not checks:
             return True
         for message in reversed(state.get("messages") or ()):
@@ -320,7 +224,7 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = self.guard.review(state)
         store = getattr(runtime, "store", None)
-        return self._finish(self.guard.save_feedback(outcome, store, run_config(), state))
+        return self._finish(self.guard.finish_review(outcome, store, run_config(), state))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -329,31 +233,31 @@ class InferActMiddleware(AgentMiddleware):
             return None
         outcome = await self.guard.areview(state)
         store = getattr(runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config(), state)
+        update = await self.guard.afinish_review(outcome, store, run_config(), state)
         return self._finish(update)
 
     # ------------------------------------------------------------------ the enforcement point
     def _decide(self, request: Any) -> tuple[str, Any]:
         """``("run", request)``, ``("review", None)`` or ``("refuse", answer)``."""
         call = request.tool_call
-        if not self.guard.is_critical(call, request.tool):
+        if not self.guard.critic_step.is_critical(call, request.tool):
             return "run", request
         tools = getattr(getattr(request, "runtime", None), "tools", None)
         if tools and not self.guard.tools:  # a resuming process learns them here
             self.guard.learn_tools(tools)
         state = request.state or {}
-        _, reason = self.guard.authorize(state, call)
+        _, reason = authorize(state, call, key=self.guard.options.key)
         if reason is None:
             return "run", request
-        if any(self.guard.to_review(state, only=call.get("id"))):
+        if any(self.guard.protocol.to_review(state, only=call.get("id"))):
             return "review", None  # bound to this call and doubted: the human decides here
-        return "refuse", self.guard.refusal(call, reason)
+        return "refuse", self.guard.protocol.refusal(call, reason)
 
     def _outcome(
         self, request: Any, outcome: Any, update: dict[str, Any]
     ) -> tuple[Any, dict[str, Any]]:
         """(the request to run, or the answer that replaces it; the state update to keep)."""
-        update.pop("inferact_route", None)
+        update.pop(ROUTE, None)
         messages = update.pop("messages", [])
         call = request.tool_call
         answer = next(
@@ -369,12 +273,12 @@ class InferActMiddleware(AgentMiddleware):
                 f"the edited call {edited['name']}({edited['args']}) was doubted by the critic "
                 f"again (score {record.get('score')}); propose it again to have it reviewed"
             )
-            refusal = self.guard.refusal(edited, reason)
+            refusal = self.guard.protocol.refusal(edited, reason)
             return refusal.update["messages"][0], {
                 **update,
-                "inferact_audit": [
-                    *update.get("inferact_audit", []),
-                    *refusal.update["inferact_audit"],
+                AUDIT: [
+                    *update.get(AUDIT, []),
+                    *refusal.update[AUDIT],
                 ],
             }
         edited = outcome.edits.get(call["id"])
@@ -396,13 +300,13 @@ class InferActMiddleware(AgentMiddleware):
         verdict, target = self._decide(request)
         if verdict == "run":
             # Every tool's Command (critical or not): its human messages leave marked as the
-            # tool's, so none of them is ever taken as the user's request (scope.is_request).
+            # tool's, so none of them is ever taken as the user's request (requests.is_request).
             return mark_tool_output(handler(target))
         if verdict == "refuse":
             return target
         outcome = self.guard.review(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = self.guard.save_feedback(outcome, store, run_config(), request.state)
+        update = self.guard.finish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -427,7 +331,7 @@ class InferActMiddleware(AgentMiddleware):
     ) -> Any:
         outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
         store = getattr(request.runtime, "store", None)
-        update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
+        update = await self.guard.afinish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
@@ -456,18 +360,10 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
     Only the request changes: the feedback is never written to the agent's messages, so the
     thread (and a chat UI that shows it) never holds it.
     """
-    memory = (request.state or {}).get("inferact_memory")
-    text = memory.get("text") if isinstance(memory, Mapping) else None
-    if not text:
+    text = memory_text(request.state or {})
+    if text is None:
         return request
-    system = request.system_message
-    if system is None:
-        return request.override(system_message=SystemMessage(text))
-    if isinstance(system.content, str):
-        content: Any = f"{system.content}\n\n{text}" if system.content else text
-    else:
-        content = [*system.content, {"type": "text", "text": text}]
-    return request.override(system_message=SystemMessage(content))
+    return request.override(system_message=system_message_with(request.system_message, text))
 
 
 async def _marked(result: Awaitable[Any]) -> Any:
@@ -483,7 +379,7 @@ async def _ready(value: Any) -> Any:
 def _extend(response: Any, update: dict[str, Any]) -> Any:
     if not update:
         return response
-    update = {k: v for k, v in update.items() if k not in ("inferact_route", "messages")}
+    update = {k: v for k, v in update.items() if k not in (ROUTE, "messages")}
     if isinstance(response, AIMessage):
         response = ModelResponse(result=[response])
     return ExtendedModelResponse(model_response=response, command=Command(update=update))

@@ -9,7 +9,7 @@ a new compiled graph (the original is not modified) with three nodes added::
 
 * ``inferact_memory`` loads this user's earlier feedback on the task (from the store) into the
   state key ``inferact_memory``; the actor node receives it as an extra message in its input
-  only (:func:`~inferact_langgraph._reviewing.memory_message`), so it is never written to the
+  only (:func:`~inferact_langgraph.guard.memory.memory_message`), so it is never written to the
   thread's messages;
 * ``inferact_critic`` runs the critic on the last AI message's critical calls and writes the
   verdicts to state; only routes that carry a critical call go through it;
@@ -43,10 +43,7 @@ Example:
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints
 
 from langchain_core.messages import ToolCall
@@ -55,32 +52,43 @@ from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command, Send
-from typing_extensions import TypedDict, is_typeddict
+from langgraph.types import Send
+from typing_extensions import TypedDict, Unpack, is_typeddict
 
-from inferact_langgraph._binding import last_ai_message, messages_of, pending_calls
-from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
-from inferact_langgraph._gate import InferActGuard, InferActStateKeys
-from inferact_langgraph._options import (
-    GuardOptions,
-    MemoryNamespace,
-    OnCriticError,
-    OnReject,
-    Scope,
-    resolve_options,
-)
-from inferact_langgraph._provenance import mark_tool_output
-from inferact_langgraph._reviewing import memory_message
-from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
-from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnsupportedGraphError
-from inferact_langgraph.memory import FeedbackMemory
-from inferact_langgraph.review import DECISION_TYPES
-from inferact_langgraph.scope import is_injected, request_positions
+from inferact_langgraph.guard._compat import (
+    add_schema,
+    attach_guard,
+    copy_builder,
+    replace_branch,
+    replace_node,
+    sent_calls,
+    tool_node_messages_key,
+    untraced,
+)
+from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
+from inferact_langgraph.guard.binding import authorize
+from inferact_langgraph.guard.core import InferActGuard
+from inferact_langgraph.guard.marks import resolve_critical_tools
+from inferact_langgraph.guard.memory import (
+    memory_message,
+    memory_text,
+    without_memory_messages,
+)
+from inferact_langgraph.guard.provenance import mark_tool_output
+from inferact_langgraph.guard.requests import request_positions
+from inferact_langgraph.guard.state import (
+    MEMORY,
+    ROUTE,
+    GuardState,
+    StateView,
+    last_ai_message,
+    messages_of,
+)
 
-__all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "build_critic", "with_inferact"]
+__all__ = ["CRITIC_NODE", "GATE_NODE", "MEMORY_NODE", "with_inferact"]
 
-MEMORY_NODE = "inferact_memory"
+MEMORY_NODE = MEMORY
 CRITIC_NODE = "inferact_critic"
 GATE_NODE = "inferact_gate"
 
@@ -91,90 +99,6 @@ SUPPORTED = (
 )
 
 
-def build_critic(
-    *,
-    model: Any = None,
-    critic: Critic | None = None,
-    threshold: float | None = None,
-    preset: str = "generic",
-    cache: Any = None,
-    calibration: Any = DEFAULT_CALIBRATION,
-) -> Critic:
-    """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
-
-    ``cache=True`` keeps verdicts in memory; a verdict store
-    (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
-    :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead. ``calibration``
-    (a :class:`~inferact_langgraph.calibration.Calibration` or the path of its file) maps
-    InferAct's score to P(on track) before it meets ``threshold``.
-
-    Raises:
-        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` or
-            ``calibration`` given together with a ready-made critic (set them on the critic
-            instead); a calibration that is not one (``CalibrationError``).
-        FileNotFoundError: ``calibration`` names a file that does not exist.
-
-    Example:
-        >>> from inferact_langgraph.calibration import Calibration
-        >>> from inferact_langgraph.testing import scripted_critic_model
-        >>> critic = build_critic(model=scripted_critic_model(0.6), threshold=0.5,
-        ...                       calibration=Calibration.platt(slope=10, intercept=-8))
-        >>> critic.calibration.method, critic.threshold
-        ('platt', 0.5)
-    """
-    if critic is not None:
-        if not isinstance(critic, Critic):
-            raise TypeError(
-                f"critic must be an inferact_langgraph Critic, got {type(critic).__name__}"
-            )
-        if model is not None:
-            raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
-        if threshold is not None:
-            raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
-        if not (isinstance(calibration, str) and calibration == DEFAULT_CALIBRATION):
-            raise ValueError(
-                "calibration= goes to the critic you built, with its threshold: "
-                'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
-                "or InferActCritic(..., calibration=...); then pass critic= alone"
-            )
-        return _cached(critic, cache)
-    if model is None:
-        raise ValueError(
-            "with_inferact needs model= (a chat model or an init_chat_model string such as "
-            "'openai:gpt-4o') or critic= (any inferact_langgraph critic)"
-        )
-    from inferact_langgraph.critics.inferact import InferActCritic
-
-    built = InferActCritic(
-        model=model,
-        threshold=0.5 if threshold is None else threshold,
-        preset=preset,
-        calibration=calibration,
-    )
-    return _cached(built, cache)
-
-
-def _cached(critic: Critic, cache: Any) -> Critic:
-    if cache is None or cache is False:
-        return critic
-    from inferact_langgraph.cache import CachedCritic
-
-    return CachedCritic(critic, cache=None if cache is True else cache)
-
-
-def _copy_builder(builder: StateGraph[Any]) -> StateGraph[Any]:
-    new = copy.copy(builder)
-    new.nodes = dict(builder.nodes)
-    new.edges = set(builder.edges)
-    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
-    new.schemas = dict(builder.schemas)
-    new.channels = dict(builder.channels)
-    new.managed = dict(builder.managed)
-    new.waiting_edges = set(builder.waiting_edges)
-    new.compiled = False
-    return new
-
-
 def _guard_schema(state_schema: type) -> type:
     """The user's state keys plus the guard's, for the nodes the guard adds."""
     try:
@@ -183,7 +107,7 @@ def _guard_schema(state_schema: type) -> type:
         raise UnsupportedGraphError(
             f"cannot read the graph's state schema {state_schema!r}: {exc}"
         ) from exc
-    hints.update(get_type_hints(InferActStateKeys, include_extras=True))
+    hints.update(get_type_hints(GuardState, include_extras=True))
     # Built at run time from the user's keys; mypy checks only TypedDicts written as literals.
     schema: type = TypedDict("InferActGuardState", hints, total=False)  # type: ignore[misc]
     return schema
@@ -238,7 +162,9 @@ def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
 
     def redirect(state: Any, result: Any) -> Any:
         items = result if isinstance(result, list) else [result]
-        if not any(_targets_tools(i, tools) for i in items) or not guard.critical_calls(state):
+        if not any(_targets_tools(i, tools) for i in items):
+            return result  # not bound for the tools: zero added work
+        if not guard.critic_step.critical_calls(state):
             return result  # nothing critical: zero added work
         kept = [i for i in items if not _targets_tools(i, tools)]
         return [*kept, CRITIC_NODE]
@@ -252,40 +178,27 @@ def _redirect_branch(spec: Any, tools: str, guard: InferActGuard) -> Any:
     ends = spec.ends
     if isinstance(ends, dict):
         ends = {**ends, CRITIC_NODE: CRITIC_NODE}
-    return spec._replace(path=_untraced(route, aroute, f"inferact_{path.name}"), ends=ends)
-
-
-def _untraced(func: Callable[..., Any], afunc: Callable[..., Any], name: str) -> Any:
-    """A runnable for a route or node that runs on every step: untraced, as LangGraph's own.
-
-    A traced ``RunnableLambda`` here made every non-critical step about 10% slower (see
-    docs/benchmarks.md, target 2). ``RunnableCallable`` (re-exported by ``langgraph.utils``,
-    the base of ``ToolNode``) is the only runnable with sync and async twins and no trace.
-    """
-    try:
-        # Re-exported there without an __all__, which mypy reads as private.
-        from langgraph.utils.runnable import RunnableCallable  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - a future LangGraph moved it: fall back, traced
-        return RunnableLambda(func, afunc=afunc, name=name)
-    return RunnableCallable(func, afunc, name=name, trace=False)
+    return replace_branch(spec, path=untraced(route, aroute, f"inferact_{path.name}"), ends=ends)
 
 
 def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[[Any], Any]:
     def route(state: Mapping[str, Any]) -> Any:
-        where = state.get("inferact_route")
+        where = state.get(ROUTE)
         if where == "end":
             return END
         if where == "retry":
             return MEMORY_NODE
         if where == "review":  # an edit the critic still doubts: a new review, a new interrupt
             return GATE_NODE
-        _, pending = pending_calls(state)
+        view = StateView.read(state)
         sends = []
-        for _index, call in pending:
+        for _index, call in view.pending:
             # Never send a critical call without a bound verdict or approval (the tool node
             # checks again: this is only where the run goes next).
-            if guard.is_critical(call) and guard.authorize(state, call)[1] is not None:
-                continue
+            if guard.critic_step.is_critical(call):
+                _, reason = authorize(view, call, key=guard.options.key)
+                if reason is not None:
+                    continue
             sends.append(Send(tools, [call]))  # the tool node reads the state itself
         return sends or actor
 
@@ -294,15 +207,9 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
 
 def _calls_of(node_input: Any) -> list[ToolCall]:
     """The tool calls a ``ToolNode`` runs for this input (its own three input shapes)."""
-    if (
-        isinstance(node_input, list)
-        and node_input
-        and isinstance(node_input[-1], dict)
-        and node_input[-1].get("type") == "tool_call"
-    ):
-        return node_input
-    if isinstance(node_input, dict) and node_input.get("__type") == "tool_call_with_context":
-        return [node_input["tool_call"]]
+    sent = sent_calls(node_input)
+    if sent is not None:
+        return sent
     ai = last_ai_message(node_input)
     return list(ai.tool_calls) if ai is not None else []
 
@@ -328,29 +235,33 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     Every input (an edge's state, a ``Send`` of calls, a ``Send`` with an inlined state, a
     caller's or a tool's ``Command(goto=...)``) is turned into a plain list of calls, so the
     state is always read from the graph's channels, never taken from a payload someone built.
-    A critical call then runs only if :func:`~inferact_langgraph._binding.authorize` finds a
+    A critical call then runs only if :func:`~inferact_langgraph.guard.binding.authorize` finds a
     record bound to exactly that call; otherwise it is answered with an error and audited.
     The user's ``ToolNode`` (error handling, middleware wrappers) runs the calls it allows.
     Every human message in a tool's ``Command`` (critical or not) leaves marked as the tool's
-    (:func:`~inferact_langgraph._provenance.mark_tool_output`): it is never the user's request.
+    (:func:`~inferact_langgraph.guard.provenance.mark_tool_output`): it is never the user's request.
     """
-    key = getattr(tool_node, "_messages_key", None) or "messages"
+    key = tool_node_messages_key(tool_node)
+
+    def refused(request: Any) -> Any:
+        """The answer that replaces a critical call without a bound approval, else None."""
+        call = request.tool_call
+        if not guard.critic_step.is_critical(call, request.tool):
+            return None
+        _, reason = authorize(request.state, call, key=guard.options.key)
+        return None if reason is None else guard.protocol.refusal(call, reason)
 
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
-        call = request.tool_call
-        if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
-            if reason is not None:
-                return guard.refusal(call, reason)
-        return _as_answers(tool_node.invoke([call], request.runtime.config))
+        answer = refused(request)
+        if answer is not None:
+            return answer
+        return _as_answers(tool_node.invoke([request.tool_call], request.runtime.config))
 
     async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
-        call = request.tool_call
-        if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
-            if reason is not None:
-                return guard.refusal(call, reason)
-        return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+        answer = refused(request)
+        if answer is not None:
+            return answer
+        return _as_answers(await tool_node.ainvoke([request.tool_call], request.runtime.config))
 
     checker = ToolNode(
         list(tool_node.tools_by_name.values()),
@@ -362,7 +273,7 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
 
     def needs_check(node_input: Any) -> list[ToolCall] | None:
         calls = _calls_of(node_input)
-        return calls if any(guard.is_critical(c) for c in calls) else None
+        return calls if any(guard.critic_step.is_critical(c) for c in calls) else None
 
     def run(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
@@ -376,32 +287,18 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
             return mark_tool_output(await tool_node.ainvoke(node_input, config), key)
         return mark_tool_output(await checker.ainvoke(calls, config), key)
 
-    return _untraced(run, arun, tool_node.name or "tools")
+    return untraced(run, arun, tool_node.name or "tools")
 
 
 def _with_memory(state: Any) -> Any:
     """The actor's input with the memory message after the newest request, or None."""
-    memory = state.get("inferact_memory") if isinstance(state, Mapping) else None
-    text = memory.get("text") if isinstance(memory, Mapping) else None
-    if not text:
+    text = memory_text(state)
+    if text is None:
         return None
     messages = messages_of(state)
     positions = request_positions(messages)
     at = positions[-1] + 1 if positions else 0
     return {**state, "messages": [*messages[:at], memory_message(text), *messages[at:]]}
-
-
-def _without_memory(out: Any) -> Any:
-    """The actor's output without the memory message (a node returning its input's messages)."""
-    if isinstance(out, list):
-        return [_without_memory(item) for item in out]
-    if isinstance(out, Command) and isinstance(out.update, dict):
-        return dataclasses.replace(out, update=_without_memory(out.update))
-    if isinstance(out, dict) and isinstance(out.get("messages"), list):
-        kept = [m for m in out["messages"] if not is_injected(m)]
-        if len(kept) != len(out["messages"]):
-            return {**out, "messages": kept}
-    return out
 
 
 def _actor_with_memory(actor: Any) -> Any:
@@ -411,15 +308,15 @@ def _actor_with_memory(actor: Any) -> Any:
         given = _with_memory(state)
         if given is None:  # no memory: the user's node as is
             return actor.invoke(state, config)
-        return _without_memory(actor.invoke(given, config))
+        return without_memory_messages(actor.invoke(given, config))
 
     async def arun(state: Any, config: RunnableConfig) -> Any:
         given = _with_memory(state)
         if given is None:
             return await actor.ainvoke(state, config)
-        return _without_memory(await actor.ainvoke(given, config))
+        return without_memory_messages(await actor.ainvoke(given, config))
 
-    return _untraced(run, arun, getattr(actor, "name", None) or "actor")
+    return untraced(run, arun, getattr(actor, "name", None) or "actor")
 
 
 def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
@@ -432,76 +329,32 @@ def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
 def with_inferact(
     graph: StateGraph[Any] | CompiledStateGraph[Any],
     *,
-    model: Any = None,
-    critic: Critic | None = None,
-    threshold: float | None = None,
-    preset: str = "generic",
-    cache: Any = None,
-    calibration: Any = DEFAULT_CALIBRATION,
-    critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
     checkpointer: Any = None,
     store: Any = None,
-    on_critic_error: OnCriticError = "interrupt",
-    on_reject: OnReject = "continue",
-    max_trials: int = 3,
-    scope: Scope = "request",
-    task_extractor: Callable[[Mapping[str, Any]], str] | None = None,
-    memory: FeedbackMemory | None = None,
-    memory_namespace: MemoryNamespace | None = None,
-    allowed_decisions: Sequence[str] = DECISION_TYPES,
-    spot_check: float = 0.0,
-    spot_check_seed: int | None = None,
-    labels: Any = None,
     tools_node: str | None = None,
     actor_node: str | None = None,
     name: str | None = None,
-    options: GuardOptions | None = None,
+    **arguments: Unpack[GuardArguments],
 ) -> CompiledStateGraph[Any]:
     """Guard a ReAct graph's critical tool calls with InferAct and human review.
 
     Args:
         graph: A ``StateGraph`` builder with a ``ToolNode``, or a compiled graph from
             ``create_react_agent`` / ``create_agent``. It is not modified.
-        model: The critic's chat model (instance or ``init_chat_model`` string) for InferAct.
-        critic: Any critic instead (a baseline, or a configured ``InferActCritic``).
-        threshold: InferAct's threshold when built from ``model`` (default 0.5).
-        preset: InferAct's prompt preset when built from ``model``.
-        cache: ``True`` (in memory) or a verdict store: an identical pending call (same task
-            and action chain, e.g. after a retried step) is answered without a model call.
-        calibration: With ``model``: ``"default"`` (the calibration shipped for the preset,
-            fitted on a capable model's answers: docs/quality.md), a
-            :class:`~inferact_langgraph.calibration.Calibration` or the path of its file
-            (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track),
-            so ``threshold`` is a probability; ``None`` for the raw score. With ``critic=``,
-            give it to that critic instead (``make_critic(..., calibration=...)``).
-        critical: Names of tools to treat as critical (for tools you do not own), or names
-            mapped to :class:`~inferact_langgraph.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A
             run without one raises ``CheckpointerRequiredError`` when a review would open
             (the call is not run); the LangGraph server supplies its own.
         store: Keeps feedback across threads (default: the compiled graph's own, if any).
-        on_critic_error: ``"interrupt"`` (fail closed, default), ``"block"`` or ``"allow"``.
-        on_reject: ``"continue"`` (default), ``"retry"`` or ``"end"``.
-        max_trials: Trials allowed with ``on_reject="retry"``.
-        scope: ``"request"`` (default): a call is judged against the user's newest request,
-            on the actions since it; ``"thread"``: against all their requests, in order.
-        task_extractor: ``state -> str`` giving the user's real task (replaces the text of
-            the request(s); the scope still decides which actions are judged).
-        memory: Feedback memory settings (store namespace, task key).
-        memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
-            the server's authenticated user, else ``configurable["user_id"]``, else shared).
-        allowed_decisions: Decisions offered to the human.
-        spot_check: The share of the calls the critic passed that a human checks anyway
-            (e.g. ``0.02``; default ``0``), marked as spot checks in the review.
-        spot_check_seed: Makes the spot-check draws reproducible.
-        labels: Where reviewers' decisions are kept as labels for ``inferact calibrate``
-            (a :class:`~inferact_langgraph.labels.ReviewLabels`; default: the ``"default"``
-            deployment in the graph's store); ``False``: none kept.
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
-        options: All policy options at once (a :class:`~inferact_langgraph.GuardOptions`
-            shared with ``InferActMiddleware``), instead of the policy keywords above.
+        **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
+            ``cache``, ``calibration``), the ``critical`` tools and the policy
+            (``on_critic_error``, ``on_reject``, ``max_trials``, ``scope``,
+            ``task_extractor``, ``memory``, ``memory_namespace``, ``allowed_decisions``,
+            ``spot_check``, ``spot_check_seed``, ``labels``, or ``options=``), as
+            ``InferActMiddleware`` takes them: see
+            :class:`~inferact_langgraph.guard.arguments.GuardArguments`.
 
     Returns:
         A compiled graph with the same input and output as ``graph``.
@@ -510,21 +363,9 @@ def with_inferact(
         UnsupportedGraphError: ``graph`` is not one of the supported kinds.
         ValueError: Bad options (``checkpointer=False`` too, or ``options`` together with a
             policy keyword), or no critical tool found.
+        TypeError: A keyword ``with_inferact`` does not take.
     """
-    options = resolve_options(
-        options,
-        on_critic_error=on_critic_error,
-        on_reject=on_reject,
-        max_trials=max_trials,
-        scope=scope,
-        task_extractor=task_extractor,
-        memory=memory,
-        memory_namespace=memory_namespace,
-        allowed_decisions=allowed_decisions,
-        spot_check=spot_check,
-        spot_check_seed=spot_check_seed,
-        labels=labels,
-    )
+    options = options_from(arguments, caller="with_inferact")
     if isinstance(graph, CompiledStateGraph):
         builder = getattr(graph, "builder", None)
         if not isinstance(builder, StateGraph):
@@ -563,7 +404,7 @@ def with_inferact(
         )
     actor = _find_actor(builder, tools_name, actor_node)
     available = tool_node.tools_by_name
-    specs = resolve_critical_tools(available.values(), critical)
+    specs = resolve_critical_tools(available.values(), arguments.get("critical"))
     unknown = sorted(set(specs) - set(available))
     if unknown:
         raise ValueError(
@@ -575,20 +416,13 @@ def with_inferact(
             f"the graph's tools are {sorted(available)}"
         )
     guard = InferActGuard(
-        critic=build_critic(
-            model=model,
-            critic=critic,
-            threshold=threshold,
-            preset=preset,
-            cache=cache,
-            calibration=calibration,
-        ),
+        critic=critic_from(arguments),
         specs=specs,
         options=options,
         tools=available,
     )
 
-    new = _copy_builder(builder)
+    new = copy_builder(builder)
     schema = _guard_schema(builder.state_schema)
 
     # Every route into the tool node passes the critic first when it carries a critical call.
@@ -618,18 +452,16 @@ def with_inferact(
         return await guard.astart_run(state, _store_from(), config)
 
     def gate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return guard.save_feedback(guard.review(state), _store_from(), config, state)
+        return guard.finish_review(guard.review(state), _store_from(), config, state)
 
     async def agate_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         outcome = await guard.areview(state)
-        return await guard.asave_feedback(outcome, _store_from(), config, state)
+        return await guard.afinish_review(outcome, _store_from(), config, state)
 
     # The tool node itself checks every critical call: routes that skip the critic node
     # (a Command, a Send, a caller's goto, a retry) reach a tool that refuses to run.
-    new.nodes[tools_name] = dataclasses.replace(
-        new.nodes[tools_name],
-        runnable=_guarded_tool_node(guard, tool_node),
-        input_schema=schema,
+    replace_node(
+        new, tools_name, runnable=_guarded_tool_node(guard, tool_node), input_schema=schema
     )
 
     # The actor receives earlier feedback in its input only (never written to the thread).
@@ -640,13 +472,14 @@ def with_inferact(
         actor_input = schema
         if actor_schema is not builder.state_schema:
             actor_input = _guard_schema(actor_schema)
-            new._add_schema(actor_input)
-        new.nodes[actor] = dataclasses.replace(
-            actor_spec, runnable=_actor_with_memory(actor_spec.runnable), input_schema=actor_input
+            add_schema(new, actor_input)
+        replace_node(
+            new, actor, runnable=_actor_with_memory(actor_spec.runnable), input_schema=actor_input
         )
 
     new.add_node(MEMORY_NODE, RunnableLambda(memory_node, afunc=amemory_node), input_schema=schema)
-    new.add_node(CRITIC_NODE, RunnableLambda(guard.check, afunc=guard.acheck), input_schema=schema)
+    step = guard.critic_step
+    new.add_node(CRITIC_NODE, RunnableLambda(step.check, afunc=step.acheck), input_schema=schema)
     new.add_node(GATE_NODE, RunnableLambda(gate_node, afunc=agate_node), input_schema=schema)
     new.add_edge(START, MEMORY_NODE)
     new.add_edge(CRITIC_NODE, GATE_NODE)
@@ -656,8 +489,7 @@ def with_inferact(
         [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
-    # For introspection and tests: the guard behind the graph (CompiledStateGraph has no slot).
-    compiled.inferact_guard = guard  # type: ignore[attr-defined]
+    attach_guard(compiled, guard)
     return compiled
 
 

@@ -32,7 +32,7 @@ Example:
     >>> resume_review(graph, cfg, True, lock=lock)
     Traceback (most recent call last):
     ...
-    inferact_langgraph.resume.AlreadyResumedError: thread r has no pending review ...
+    inferact_langgraph.errors.AlreadyResumedError: thread r has no pending review ...
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from langgraph.types import Command
 
-from inferact_langgraph.errors import InferActError
+from inferact_langgraph.errors import AlreadyResumedError, CheckpointerRequiredError
 
 __all__ = [
     "AlreadyResumedError",
@@ -58,56 +58,6 @@ __all__ = [
 ]
 
 LockFactory = Callable[[str], AbstractContextManager[Any]]
-
-
-class AlreadyResumedError(InferActError):
-    """The review was answered already (by another worker), or there is none to answer."""
-
-
-class CheckpointerRequiredError(InferActError, RuntimeError):
-    """A critical call needs a human review, but the run has no checkpointer to resume it from.
-
-    Raised before the review is opened, so the call never runs and the run does not end on an
-    interrupt that nothing can answer.
-    """
-
-
-def require_checkpointer(config: Mapping[str, Any] | None = None) -> None:
-    """Raise :class:`CheckpointerRequiredError` unless this run can be resumed.
-
-    Checked when a review is about to open, not when the graph is compiled: the LangGraph
-    server compiles graphs without a checkpointer and supplies its own with every run. The run's
-    config carries the checkpointer under ``langgraph.constants.CONFIG_KEY_CHECKPOINTER`` (the
-    key the server itself sets).
-
-    Args:
-        config: The run's config; by default the current run's (``langgraph.config.get_config``).
-
-    Example:
-        >>> require_checkpointer({"configurable": {"__pregel_checkpointer": None}})
-        Traceback (most recent call last):
-        ...
-        inferact_langgraph.resume.CheckpointerRequiredError: InferAct needs a checkpointer ...
-    """
-    from langgraph.constants import CONFIG_KEY_CHECKPOINTER
-
-    if config is None:
-        try:
-            from langgraph.config import get_config
-
-            config = get_config()
-        except RuntimeError:
-            return  # not inside a graph run: nothing to check
-    configurable = config.get("configurable") or {}
-    if configurable.get(CONFIG_KEY_CHECKPOINTER):
-        return
-    raise CheckpointerRequiredError(
-        "InferAct needs a checkpointer to pause for a human review: a doubtful critical call "
-        "was not run, and without a checkpointer the review could never be resumed. Pass one "
-        "(with_inferact(..., checkpointer=InMemorySaver()) or create_agent(..., "
-        "checkpointer=...)) and a thread_id in the config. Served by the LangGraph server, the "
-        "server supplies it."
-    )
 
 
 def thread_lock() -> LockFactory:
@@ -172,6 +122,14 @@ def _pending_id(state: Any, thread_id: str, interrupt_id: str | None) -> str:
     return interrupt_id
 
 
+def _thread_and_lock(
+    config: dict[str, Any], lock: LockFactory | None, invoke_kwargs: dict[str, Any]
+) -> tuple[str, LockFactory]:
+    """The thread to resume and its lock; the run saves its answer before it returns."""
+    invoke_kwargs.setdefault("durability", "sync")
+    return str(config["configurable"]["thread_id"]), lock or _DEFAULT_LOCK
+
+
 def resume_review(
     graph: Any,
     config: dict[str, Any],
@@ -195,9 +153,7 @@ def resume_review(
     Raises:
         AlreadyResumedError: The interrupt is no longer pending.
     """
-    thread_id = str(config["configurable"]["thread_id"])
-    lock = lock or _DEFAULT_LOCK
-    invoke_kwargs.setdefault("durability", "sync")
+    thread_id, lock = _thread_and_lock(config, lock, invoke_kwargs)
     with lock(thread_id):
         target = _pending_id(graph.get_state(config), thread_id, interrupt_id)
         return graph.invoke(Command(resume={target: value}), config, **invoke_kwargs)
@@ -219,9 +175,7 @@ async def aresume_review(
     any number of concurrent resumes occupy no thread of the loop's default executor, which the
     winner's graph run may need.
     """
-    thread_id = str(config["configurable"]["thread_id"])
-    lock = lock or _DEFAULT_LOCK
-    invoke_kwargs.setdefault("durability", "sync")
+    thread_id, lock = _thread_and_lock(config, lock, invoke_kwargs)
     async with _local_queue(lock, thread_id), _held(lock(thread_id)):
         target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
         return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)

@@ -32,36 +32,125 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired
+from typing import Any
 
-from typing_extensions import TypedDict
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.types import Command
 
-__all__ = ["FEEDBACK_MARKER", "SHARED_OWNER", "FeedbackMemory", "MemoryContext", "memory_owner"]
+from inferact_langgraph.guard.records import FeedbackEntry, MemoryContext
+from inferact_langgraph.guard.state import MEMORY, raw_state, value_of
+from inferact_langgraph.trajectory import TrajectoryError
+
+__all__ = [
+    "FEEDBACK_MARKER",
+    "MEMORY_ID",
+    "MEMORY_NAME",
+    "SHARED_OWNER",
+    "FeedbackMemory",
+    "MemoryContext",
+    "MemoryKeeper",
+    "is_injected",
+    "memory_context",
+    "memory_message",
+    "memory_owner",
+    "system_message_with",
+    "without_memory_messages",
+]
 
 FEEDBACK_MARKER = "Feedback from earlier trials of this task"
+Owner = Sequence[str]
+"""Labels naming whose memory it is, such as ``("user", "alice")``."""
 SHARED_OWNER: tuple[str, ...] = ("shared",)
 """The owner of the feedback of runs that name no user: every such run shares it."""
+MEMORY_NAME = MEMORY
+"""The ``name`` of the message that carries earlier feedback into the actor's input."""
+MEMORY_ID = "do-not-render-inferact-memory"
+"""Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
+# Ids that memory messages kept in the state of older threads carry: never a request either.
+_KEPT_MEMORY_PREFIX = "inferact-memory-"
+
+MemoryNamespace = Callable[[Mapping[str, Any]], Sequence[str]]
+"""``config -> labels``: whose feedback memory a run reads and writes (a user, a tenant)."""
 
 
-class MemoryContext(TypedDict):
-    """The state key ``inferact_memory``: earlier feedback for the task in scope."""
+# ---------------------------------------------------------------------------- the actor's view
+def is_injected(message: Any) -> bool:
+    """Whether a message is InferAct's own (earlier feedback), never the user's words."""
+    ident = str(getattr(message, "id", None) or "")
+    return (
+        getattr(message, "name", None) == MEMORY_NAME
+        or ident.startswith((MEMORY_ID, _KEPT_MEMORY_PREFIX))
+    )
 
-    task: str
-    """The task it was loaded (or written, on a retry) for; a new task loads it again."""
-    text: str | None
-    """The memory the actor sees (``None``: no feedback for this task)."""
-    owner: NotRequired[list[str] | None]
-    """Whose memory it is: the user of the run that loaded it. A review's feedback is kept
-    under this owner, whoever answers the review."""
-    owner_signature: NotRequired[str | None]
-    """With ``GuardOptions(signing_key=...)``: an HMAC of ``owner`` and the thread id, so an
-    owner someone else wrote into the state (``update_state``) is not honoured."""
+
+def memory_message(text: str) -> HumanMessage:
+    """The message that carries earlier feedback into the actor's input (never into state).
+
+    ``with_inferact`` adds it to the actor node's input only and drops it from the node's
+    output. Its ``name`` and id mark it as InferAct's: Agent Chat UI does not render a
+    message whose id starts with ``do-not-render-``, and no request is ever taken from it.
+
+    Example:
+        >>> m = memory_message("Feedback from earlier trials of this task: ...")
+        >>> m.name, m.id
+        ('inferact_memory', 'do-not-render-inferact-memory')
+    """
+    return HumanMessage(content=text, name=MEMORY_NAME, id=MEMORY_ID)
+
+
+def memory_text(state: Any) -> str | None:
+    """The memory the actor should see now (``None`` when there is none)."""
+    memory = value_of(state, MEMORY)
+    text = memory.get("text") if isinstance(memory, Mapping) else None
+    return text or None
+
+
+def without_memory_messages(out: Any) -> Any:
+    """A node's output without the memory message (a node returning its input's messages)."""
+    if isinstance(out, list):
+        return [without_memory_messages(item) for item in out]
+    if isinstance(out, Command) and isinstance(out.update, dict):
+        return dataclasses.replace(out, update=without_memory_messages(out.update))
+    if isinstance(out, dict) and isinstance(out.get("messages"), list):
+        kept = [m for m in out["messages"] if not is_injected(m)]
+        if len(kept) != len(out["messages"]):
+            return {**out, "messages": kept}
+    return out
+
+
+def system_message_with(system: SystemMessage | None, text: str) -> SystemMessage:
+    """A model call's system message with the memory ``text`` added at its end.
+
+    Example:
+        >>> message = system_message_with(SystemMessage("Be brief."), "Earlier: wrong size.")
+        >>> message.content.splitlines()
+        ['Be brief.', '', 'Earlier: wrong size.']
+    """
+    if system is None:
+        return SystemMessage(text)
+    if isinstance(system.content, str):
+        content: Any = f"{system.content}\n\n{text}" if system.content else text
+    else:
+        content = [*system.content, {"type": "text", "text": text}]
+    return SystemMessage(content)
+
+
+def memory_context(
+    task: str, entries: Sequence[Mapping[str, Any]], owner: Sequence[str] | None = None
+) -> MemoryContext:
+    """The memory state value for ``task`` (``text`` None with no entries)."""
+    return {
+        "task": task,
+        "text": render_feedback(entries) if entries else None,
+        "owner": None if owner is None else list(owner),
+    }
 
 
 def task_key(task: str) -> str:
@@ -180,34 +269,25 @@ class FeedbackMemory:
             )
         return tuple(_label(part) for part in owner)
 
-    @staticmethod
-    def _new_key() -> tuple[float, str]:
+    def _item(
+        self, task: str, entry: Mapping[str, Any], owner: Sequence[str]
+    ) -> tuple[tuple[str, ...], str, dict[str, Any]]:
+        """(namespace, key, value) of a new entry: keys sort by time, never collide."""
         now = time.time()
-        return now, f"{now:.6f}-{uuid.uuid4().hex[:8]}"
+        key = f"{now:.6f}-{uuid.uuid4().hex[:8]}"
+        return self.namespace_for(task, owner), key, {"time": now, **entry}
 
     def save(
-        self,
-        store: Any,
-        task: str,
-        entry: Mapping[str, Any],
-        *,
-        owner: Sequence[str] = SHARED_OWNER,
+        self, store: Any, task: str, entry: Mapping[str, Any], *, owner: Owner = SHARED_OWNER
     ) -> None:
         """Store one feedback entry of ``owner`` for ``task``."""
-        now, key = self._new_key()
-        store.put(self.namespace_for(task, owner), key, {"time": now, **entry})
+        store.put(*self._item(task, entry, owner))
 
     async def asave(
-        self,
-        store: Any,
-        task: str,
-        entry: Mapping[str, Any],
-        *,
-        owner: Sequence[str] = SHARED_OWNER,
+        self, store: Any, task: str, entry: Mapping[str, Any], *, owner: Owner = SHARED_OWNER
     ) -> None:
         """Async :meth:`save`."""
-        now, key = self._new_key()
-        await store.aput(self.namespace_for(task, owner), key, {"time": now, **entry})
+        await store.aput(*self._item(task, entry, owner))
 
     def load(
         self, store: Any, task: str, *, owner: Sequence[str] = SHARED_OWNER
@@ -302,3 +382,127 @@ class FeedbackMemory:
         for entry in entries:
             await store.adelete(entry["namespace"], entry["key"])
         return len(entries)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MemoryKeeper:
+    """One guard's feedback memory: whose it is, loading it for a request, saving a review's.
+
+    Args:
+        memory: Where feedback is kept in the store.
+        task_of: ``state -> task``: the task in scope, whose feedback is loaded.
+        namespace: ``config -> labels``: whose memory a run uses (default
+            :func:`memory_owner`).
+        key: The signing key: the owner recorded in the state is signed with it.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> keeper = MemoryKeeper(memory=FeedbackMemory(), task_of=lambda state: "buy a mug")
+        >>> store, alice = InMemoryStore(), {"configurable": {"user_id": "alice"}}
+        >>> keeper.save([{"task": "buy a mug", "tool": "buy", "feedback": "too big"}],
+        ...             store, alice, state={})
+        >>> keeper.load({}, store, alice)["inferact_memory"]["text"].splitlines()[1]
+        '1. buy: too big'
+    """
+
+    memory: FeedbackMemory
+    task_of: Callable[[Any], str]
+    namespace: MemoryNamespace | None = None
+    key: bytes | None = None
+
+    def owner(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Whose feedback memory this run uses (see ``memory_namespace``).
+
+        Raises:
+            ValueError: A ``memory_namespace`` hook that does not return labels.
+        """
+        if self.namespace is None:
+            return memory_owner(config)
+        labels = self.namespace(config or {})
+        if (
+            isinstance(labels, str)
+            or not isinstance(labels, Sequence)
+            or not labels
+            or not all(isinstance(x, str) and x for x in labels)
+        ):
+            raise ValueError(
+                "memory_namespace must return a non-empty tuple of non-empty strings, such as "
+                f"('org', 'acme', 'user', 'alice'); got {labels!r}"
+            )
+        return tuple(labels)
+
+    def _task_to_load(self, state: Any, store: Any) -> tuple[str | None, dict[str, Any]]:
+        """(the task to load memory for, or None with the update to return instead)."""
+        current = value_of(state, MEMORY)
+        if store is None and not current:
+            return None, {}  # nothing to load, nothing to clear: no work on this path
+        try:
+            task = self.task_of(raw_state(state))
+        except TrajectoryError:
+            return None, ({MEMORY: None} if current else {})
+        if current and current.get("task") == task:
+            return None, {}  # loaded for this request already (or written by a retry)
+        if store is None:
+            return None, ({MEMORY: None} if current else {})
+        return task, {}
+
+    def _loaded(
+        self, task: str, entries: Sequence[Mapping[str, Any]], owner: tuple[str, ...], config: Any
+    ) -> dict[str, Any]:
+        return {MEMORY: sign_owner(memory_context(task, entries, owner), config, self.key)}
+
+    def load(
+        self, state: Any, store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The state update with this user's earlier feedback on the task in scope.
+
+        Loaded once per task, into the memory key, never into the messages: the actor's model
+        call receives it, the thread (and a chat UI showing it) does not.
+        """
+        task, update = self._task_to_load(state, store)
+        if task is None:
+            return update
+        owner = self.owner(config)
+        return self._loaded(task, self.memory.load(store, task, owner=owner), owner, config)
+
+    async def aload(
+        self, state: Any, store: Any, config: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Async :meth:`load`."""
+        task, update = self._task_to_load(state, store)
+        if task is None:
+            return update
+        owner = self.owner(config)
+        return self._loaded(task, await self.memory.aload(store, task, owner=owner), owner, config)
+
+    def feedback_owner(self, state: Any, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Whose memory a review's feedback goes to: the thread's user, not the reviewer's.
+
+        The owner recorded when the request's memory was loaded wins (a reviewer, or a resume
+        that names no user, must never move a user's feedback into another namespace); else
+        the owner of this run's config. With a signing key only a signed owner is recorded.
+        """
+        return recorded_owner(value_of(state, MEMORY), config, self.key) or self.owner(config)
+
+    def _writes(
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any, state: Any
+    ) -> list[tuple[FeedbackEntry, tuple[str, ...]]]:
+        """Each feedback entry to keep, with the owner it is kept under (none without a store)."""
+        if store is None or not feedback:
+            return []
+        owner = self.feedback_owner(state, config)
+        return [(entry, owner) for entry in feedback]
+
+    def save(
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any = None, *, state: Any
+    ) -> None:
+        """Keep a review's feedback in the memory of the thread's user (with a store)."""
+        for entry, owner in self._writes(feedback, store, config, state):
+            self.memory.save(store, entry["task"], entry, owner=owner)
+
+    async def asave(
+        self, feedback: Sequence[FeedbackEntry], store: Any, config: Any = None, *, state: Any
+    ) -> None:
+        """Async :meth:`save`."""
+        for entry, owner in self._writes(feedback, store, config, state):
+            await self.memory.asave(store, entry["task"], entry, owner=owner)
