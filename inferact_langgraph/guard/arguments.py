@@ -140,8 +140,9 @@ class GuardArguments(TypedDict, total=False):
     max_trials: int
     """Trials allowed with ``on_reject="retry"`` (default 3)."""
     scope: Scope
-    """``"request"`` (default): a call is judged against the user's newest request, on the
-    actions since it; ``"thread"``: against all their requests, in order."""
+    """``"request"`` (default): a call is judged against the user's current request (their
+    messages since it began, across turns), on the actions since it; ``"thread"``: against all
+    their requests, in order."""
     task_extractor: Callable[[Mapping[str, Any]], str] | None
     """``state -> str`` giving the user's real task (replaces the text of the request(s); the
     scope still decides which actions are judged)."""

@@ -66,7 +66,7 @@ class CriticStep:
         specs: Critical tool names mapped to their specs (shared with the guard, which may
             learn more).
         locator: Which task and which actions a call is judged on (default: the user's
-            newest request and the actions since it).
+            current request, its messages across turns, and the actions since it began).
         key: The records' signing key (``None``: unsigned).
         spot_check: Sends a share of the calls the critic passed to a human anyway.
     """

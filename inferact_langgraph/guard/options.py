@@ -45,9 +45,10 @@ class GuardOptions:
         on_reject: ``"continue"`` (the actor sees the feedback and carries on), ``"retry"``
             (a new trial: messages cleared, task and feedback kept) or ``"end"``.
         max_trials: With ``"retry"``, the run ends after this many trials.
-        scope: ``"request"`` (default): a call is judged against the user's newest request,
-            on the actions taken since it. ``"thread"``: against all the user's requests in
-            order, on every action of the thread (see :mod:`inferact_langgraph.guard.requests`).
+        scope: ``"request"`` (default): a call is judged against the user's current request
+            (their messages since it began), on the actions taken since it. ``"thread"``:
+            against all the user's requests in order, on every action of the thread (see
+            :mod:`inferact_langgraph.guard.requests`).
         task_extractor: ``state -> str``: the user's real task, instead of the request(s).
         memory: Where feedback is kept across threads (a ``FeedbackMemory``).
         memory_namespace: ``config -> labels``: whose feedback memory a run uses. Default:

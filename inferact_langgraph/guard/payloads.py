@@ -236,7 +236,7 @@ class InferActReviewInfo(TypedDict):
     task: NotRequired[str | None]
     """The user's task the critic verified against."""
     scope: NotRequired[str | None]
-    """Where that task came from: ``"request"`` (the user's newest request), ``"thread"`` (all
+    """Where that task came from: ``"request"`` (the user's current request), ``"thread"`` (all
     their requests, in order) or ``"custom"`` (a ``task_extractor``)."""
     action_chain: NotRequired[list[ActionStep]]
     """The steps the critic judged, the pending call last."""

@@ -58,7 +58,7 @@ class CheckRecord(TypedDict, total=False):
     task: str | None
     """The user's task the critic verified against."""
     scope: str
-    """Where that task came from: ``"request"`` (the user's newest request), ``"thread"``
+    """Where that task came from: ``"request"`` (the user's current request), ``"thread"``
     (all their requests, in order) or ``"custom"`` (a ``task_extractor``)."""
     action_chain: list[ActionStep]
     """The steps the critic judged (thoughts excluded), the pending call last."""
