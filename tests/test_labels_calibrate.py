@@ -51,6 +51,7 @@ def collected(tmp_path_factory):
         shop_agent(),
         model=critic_model(),
         threshold=0.5,
+        calibration=None,  # the deployment starts on the raw score, as the test's truth
         spot_check=SPOT_RATE,
         spot_check_seed=11,
         checkpointer=saver,

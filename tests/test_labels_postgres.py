@@ -58,6 +58,7 @@ def deployment():
             shop_agent(),
             model=critic_model(),
             threshold=0.5,
+            calibration=None,  # the deployment starts on the raw score, as the test's truth
             spot_check=0.25,
             spot_check_seed=21,
             checkpointer=saver,

@@ -21,6 +21,7 @@ graph = with_inferact(
     shop_agent(),
     model=critic_model(),
     threshold=0.5,
+    calibration=None,  # the deployment starts on the raw score, as the test's truth
     spot_check=0.35,
     spot_check_seed=31,
     labels=ReviewLabels(deployment="shop-server"),
