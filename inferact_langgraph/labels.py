@@ -50,6 +50,7 @@ from typing import Any, cast
 from typing_extensions import TypedDict
 
 from inferact_langgraph._redact import redact
+from inferact_langgraph._store import asearch_all, search_all
 
 __all__ = [
     "LABELS_NAMESPACE",
@@ -419,23 +420,7 @@ class ReviewLabels:
         """
         return self._listed(items, deployment, owner)
 
-    @staticmethod
-    def _search_all(store: Any, prefix: tuple[str, ...]) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            page = store.search(prefix, limit=500, offset=len(items))
-            items.extend(page)
-            if len(page) < 500:
-                return items
 
-    @staticmethod
-    async def _asearch_all(store: Any, prefix: tuple[str, ...]) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            page = await store.asearch(prefix, limit=500, offset=len(items))
-            items.extend(page)
-            if len(page) < 500:
-                return items
 
     def list_labels(
         self,
@@ -450,7 +435,7 @@ class ReviewLabels:
         the stored value plus its ``key`` and ``namespace`` (what :meth:`clear` deletes).
         """
         prefix = self._prefix(deployment, owner)
-        return self._listed(self._search_all(store, prefix), deployment, owner)
+        return self._listed(search_all(store, prefix), deployment, owner)
 
     async def alist_labels(
         self,
@@ -461,7 +446,7 @@ class ReviewLabels:
     ) -> list[dict[str, Any]]:
         """Async :meth:`list_labels`."""
         prefix = self._prefix(deployment, owner)
-        return self._listed(await self._asearch_all(store, prefix), deployment, owner)
+        return self._listed(await asearch_all(store, prefix), deployment, owner)
 
     def clear(
         self,

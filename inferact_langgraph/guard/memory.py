@@ -44,6 +44,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.types import Command
 
+from inferact_langgraph._store import asearch_all, search_all
 from inferact_langgraph.guard.records import FeedbackEntry, MemoryContext
 from inferact_langgraph.guard.state import MEMORY, raw_state, value_of
 from inferact_langgraph.trajectory import TrajectoryError
@@ -333,21 +334,7 @@ class FeedbackMemory:
             )
         return sorted(out, key=lambda v: (v["owner"], v.get("time", 0)))
 
-    def _search_all(self, store: Any, prefix: tuple[str, ...]) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            page = store.search(prefix, limit=500, offset=len(items))
-            items.extend(page)
-            if len(page) < 500:
-                return items
 
-    async def _asearch_all(self, store: Any, prefix: tuple[str, ...]) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            page = await store.asearch(prefix, limit=500, offset=len(items))
-            items.extend(page)
-            if len(page) < 500:
-                return items
 
     def list_entries(
         self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
@@ -357,13 +344,13 @@ class FeedbackMemory:
         Each entry is the stored one plus ``owner``, ``task_key``, ``key`` and ``namespace``
         (what :meth:`clear` deletes).
         """
-        return self._listed(self._search_all(store, self._prefix(owner)), task)
+        return self._listed(search_all(store, self._prefix(owner)), task)
 
     async def alist_entries(
         self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
     ) -> list[dict[str, Any]]:
         """Async :meth:`list_entries`."""
-        return self._listed(await self._asearch_all(store, self._prefix(owner)), task)
+        return self._listed(await asearch_all(store, self._prefix(owner)), task)
 
     def clear(
         self, store: Any, *, owner: Sequence[str] | None = None, task: str | None = None
