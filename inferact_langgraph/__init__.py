@@ -18,6 +18,7 @@ import importlib
 import warnings
 from typing import Any
 
+from inferact_langgraph._authorization import allow_critical_calls
 from inferact_langgraph._critical import CriticalSpec, critical
 from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._wrap import with_inferact
@@ -26,6 +27,7 @@ from inferact_langgraph.errors import (
     CriticError,
     InferActError,
     ResumeError,
+    UnauthorizedCriticalCall,
     UnsupportedGraphError,
 )
 from inferact_langgraph.memory import FeedbackMemory
@@ -44,8 +46,10 @@ __all__ = [
     "ResumeError",
     "Step",
     "Trajectory",
+    "UnauthorizedCriticalCall",
     "UnsupportedGraphError",
     "Verdict",
+    "allow_critical_calls",
     "critical",
     "make_critic",
     "with_inferact",

@@ -33,7 +33,14 @@ from typing import Annotated, Any, NotRequired, cast
 from langgraph.func import task
 from typing_extensions import TypedDict
 
-from inferact_langgraph._binding import authorize
+from inferact_langgraph._authorization import (
+    LEDGER,
+    Authorization,
+    is_locked,
+    issue,
+    locked_copy,
+)
+from inferact_langgraph._binding import args_digest, authorize, current_thread
 from inferact_langgraph._critic_step import (
     CriticStep,
 )
@@ -56,7 +63,12 @@ from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.scope import TaskLocator
 from inferact_langgraph.trajectory import TrajectoryError
 
-__all__ = ["InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]
+__all__ = ["USED", "InferActGuard", "InferActStateKeys", "merge_checks", "run_config"]
+
+USED = (
+    "its verdict or approval was used already: one decision allows one execution "
+    "(propose the call again to have it checked again)"
+)
 
 
 def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -131,6 +143,7 @@ class InferActGuard:
         # One dict each, shared by the jobs: the middleware learns tools and specs later.
         self.specs: dict[str, CriticalSpec] = dict(specs)
         self.tools: dict[str, Any] = dict(tools or {})
+        self._locked: dict[str, tuple[Any, Any]] = {}  # name -> (the user's tool, locked copy)
         self.memory = self.options.memory or FeedbackMemory()
         self.locator = TaskLocator(
             scope=self.options.scope, task_extractor=self.options.task_extractor
@@ -214,6 +227,81 @@ class InferActGuard:
     def authorize(self, state: Any, call: Mapping[str, Any]) -> tuple[Any, str | None]:
         """``(record, None)`` if this critical call may run now, else ``(None, why)``."""
         return authorize(state, call, key=self.options.key)
+
+    def permit(
+        self, state: Any, call: Mapping[str, Any]
+    ) -> tuple[Authorization | None, str | None]:
+        """``(authorization, None)`` for a critical call that may run now, else ``(None, why)``.
+
+        The authorization is issued from the bound, approving record and is refused when its
+        binding was used already (:mod:`~inferact_langgraph._authorization`).
+        """
+        record, reason = self.authorize(state, call)
+        if record is None:
+            return None, reason
+        auth = issue(record)
+        return (None, USED) if LEDGER.is_used(auth) else (auth, None)
+
+    async def apermit(
+        self, state: Any, call: Mapping[str, Any]
+    ) -> tuple[Authorization | None, str | None]:
+        """Async :meth:`permit` (the store is read asynchronously)."""
+        record, reason = self.authorize(state, call)
+        if record is None:
+            return None, reason
+        auth = issue(record)
+        return (None, USED) if await LEDGER.ais_used(auth) else (auth, None)
+
+    def exempt(self, call: Mapping[str, Any], tool: Any) -> Authorization | None:
+        """An authorization for a locked tool's call that the guard's own spec does not check.
+
+        ``critical={"buy_now": CriticalSpec(when=...)}`` overrides a ``@critical`` mark: a
+        call its ``when`` leaves out runs as a plain call, once, like any other.
+        """
+        if not is_locked(tool) or self.is_critical(call, tool):
+            return None
+        return Authorization(
+            thread=current_thread(),
+            ai_message_id=None,
+            index=None,
+            tool=str(call.get("name")),
+            args_sha256=args_digest(call.get("args")),
+            tool_call_id=call.get("id"),
+            decided_by="policy",
+            single_use=False,
+        )
+
+    def locked(self, tool: Any) -> Any:
+        """``tool``, locked (a copy, once per tool) when only ``critical=[...]`` names it."""
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str):
+            return tool
+        spec = self.specs.get(name)
+        if spec is None or is_locked(tool):
+            return tool
+        cached = self._locked.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = (tool, locked_copy(tool, spec.applies))
+            self._locked[name] = cached
+        return cached[1]
+
+    def locked_tool_node(self, node: Any) -> Any:
+        """A ``ToolNode`` like ``node`` whose critical tools are all locked (``node`` if so)."""
+        tools = list(node.tools_by_name.values())
+        locked = [self.locked(t) for t in tools]
+        if all(a is b for a, b in zip(tools, locked, strict=True)):
+            return node
+        from langgraph.prebuilt import ToolNode
+
+        return ToolNode(
+            locked,
+            name=node.name or "tools",
+            tags=node.tags,
+            handle_tool_errors=node._handle_tool_errors,
+            messages_key=node._messages_key,
+            wrap_tool_call=node._wrap_tool_call,
+            awrap_tool_call=node._awrap_tool_call,
+        )
 
     def refusal(self, call: Mapping[str, Any], reason: str) -> Any:
         """The answer (and audit entry) that replaces a critical call the guard refuses."""

@@ -403,13 +403,13 @@ class ReviewProtocol:
         for r in block:
             reason = f"blocked: the critic failed ({r['error']}) and on_critic_error='block'"
             outcome.messages.append(_rejection_message(r, None, reason=reason))
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject"}
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "reject", "decided_by": "policy"}
             outcome.audit.append(
                 audit_entry(r, decision="reject", decided_by="policy", feedback=reason)
             )
         for r in allow:
             logger.warning("InferAct: running %s unchecked (on_critic_error='allow')", r["tool"])
-            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve"}
+            outcome.checks[r["tool_call_id"]] = {**r, "decision": "approve", "decided_by": "policy"}
             outcome.audit.append(audit_entry(r, decision="approve", decided_by="policy"))
 
         if ask:
@@ -432,7 +432,11 @@ class ReviewProtocol:
                 new_record = yield recheck
                 call_id = recheck[2]["id"]
                 if is_approved(new_record):
-                    outcome.checks[call_id] = {**new_record, "decision": "approve"}
+                    outcome.checks[call_id] = {
+                        **new_record,
+                        "decision": "approve",
+                        "decided_by": "critic",
+                    }
                     outcome.audit.append(
                         audit_entry(new_record, decision="approve", decided_by="critic")
                     )
@@ -502,11 +506,11 @@ class ReviewProtocol:
         """Apply one decision; an edit of a critical call asks for a re-check."""
         call_id = record["tool_call_id"]
         if decision.type == "approve":
-            outcome.checks[call_id] = {**record, "decision": "approve"}
+            outcome.checks[call_id] = {**record, "decision": "approve", "decided_by": "human"}
             outcome.audit.append(audit_entry(record, decision="approve", decided_by="human"))
         elif decision.type == "reject":
             outcome.messages.append(_rejection_message(record, decision.message))
-            outcome.checks[call_id] = {**record, "decision": "reject"}
+            outcome.checks[call_id] = {**record, "decision": "reject", "decided_by": "human"}
             outcome.audit.append(
                 audit_entry(
                     record, decision="reject", decided_by="human", feedback=decision.message
@@ -530,7 +534,7 @@ class ReviewProtocol:
                     content=decision.message or "", tool_call_id=call_id, name=record["tool"]
                 )
             )
-            outcome.checks[call_id] = {**record, "decision": "respond"}
+            outcome.checks[call_id] = {**record, "decision": "respond", "decided_by": "human"}
             outcome.audit.append(
                 audit_entry(
                     record, decision="respond", decided_by="human", feedback=decision.message
@@ -557,6 +561,7 @@ class ReviewProtocol:
                     "args": dict(new_call["args"]),
                     "args_sha256": args_digest(new_call["args"]),
                     "decision": "approve",
+                    "decided_by": "human",
                     "edited_action": edited,
                 }
                 return None
@@ -665,7 +670,7 @@ class ReviewProtocol:
                 )
             )
             if reviewed is not None:
-                decided[call_id] = {**reviewed, "decision": "reject"}
+                decided[call_id] = {**reviewed, "decision": "reject", "decided_by": "user"}
                 audit.append(
                     audit_entry(reviewed, decision="reject", decided_by="user", feedback=SUPERSEDED)
                 )

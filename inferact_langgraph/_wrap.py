@@ -47,7 +47,7 @@ import copy
 import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -58,8 +58,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict, is_typeddict
 
+from inferact_langgraph._authorization import is_locked, permitted
 from inferact_langgraph._binding import last_ai_message, messages_of, pending_calls
-from inferact_langgraph._critical import CriticalSpec, resolve_critical_tools
+from inferact_langgraph._critical import CriticalSpec, critical_spec, resolve_critical_tools
 from inferact_langgraph._gate import InferActGuard, InferActStateKeys
 from inferact_langgraph._options import (
     GuardOptions,
@@ -72,7 +73,7 @@ from inferact_langgraph._options import (
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._reviewing import memory_message
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.errors import UnauthorizedCriticalCall, UnsupportedGraphError
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.review import DECISION_TYPES
 from inferact_langgraph.scope import is_injected, request_positions
@@ -334,34 +335,53 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     (:func:`~inferact_langgraph._provenance.mark_tool_output`): it is never the user's request.
     """
     key = getattr(tool_node, "_messages_key", None) or "messages"
+    user_node = tool_node
+    tool_node = guard.locked_tool_node(tool_node)  # tools named in critical=[...] locked too
 
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
+        auth = None
         if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
+            auth, reason = guard.permit(request.state, call)
             if reason is not None:
                 return guard.refusal(call, reason)
-        return _as_answers(tool_node.invoke([call], request.runtime.config))
+        else:
+            auth = guard.exempt(call, request.tool)
+        try:
+            with permitted(auth):  # the tool itself consumes it, once
+                return _as_answers(tool_node.invoke([call], request.runtime.config))
+        except UnauthorizedCriticalCall as exc:
+            return guard.refusal(call, exc.reason)
 
     async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
         call = request.tool_call
+        auth = None
         if guard.is_critical(call, request.tool):
-            _, reason = guard.authorize(request.state, call)
+            auth, reason = await guard.apermit(request.state, call)
             if reason is not None:
                 return guard.refusal(call, reason)
-        return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+        else:
+            auth = guard.exempt(call, request.tool)
+        try:
+            with permitted(auth):
+                return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+        except UnauthorizedCriticalCall as exc:
+            return guard.refusal(call, exc.reason)
 
     checker = ToolNode(
-        list(tool_node.tools_by_name.values()),
-        name=tool_node.name or "tools",
+        list(user_node.tools_by_name.values()),
+        name=user_node.name or "tools",
         handle_tool_errors=False,  # the user's tool node handles errors as it always did
         wrap_tool_call=enforce,
         awrap_tool_call=aenforce,
     )
 
+    locked = {name for name, tool in tool_node.tools_by_name.items() if is_locked(tool)}
+
     def needs_check(node_input: Any) -> list[ToolCall] | None:
         calls = _calls_of(node_input)
-        return calls if any(guard.is_critical(c) for c in calls) else None
+        enforced = any(guard.is_critical(c) or c.get("name") in locked for c in calls)
+        return calls if enforced else None
 
     def run(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
@@ -419,6 +439,35 @@ def _actor_with_memory(actor: Any) -> Any:
         return _without_memory(await actor.ainvoke(given, config))
 
     return _untraced(run, arun, getattr(actor, "name", None) or "actor")
+
+
+def _critical_tool_nodes(builder: StateGraph[Any], guard: InferActGuard, tools: str) -> list[str]:
+    """The ToolNodes holding a critical tool (``tools`` always), each reading ``messages``.
+
+    Raises:
+        UnsupportedGraphError: Such a node reads its calls from another state key: the
+            guard reads ``state["messages"]``, so it would never see those calls.
+    """
+    found = []
+    for name, spec in builder.nodes.items():
+        node = spec.runnable
+        if not isinstance(node, ToolNode):
+            continue
+        holds = [
+            t for t, tool in node.tools_by_name.items() if t in guard.specs or critical_spec(tool)
+        ]
+        if name != tools and not holds:
+            continue
+        key = getattr(node, "_messages_key", "messages")
+        if key != "messages":
+            raise UnsupportedGraphError(
+                f"the ToolNode {name!r} reads its tool calls from state[{key!r}]; with_inferact "
+                "reads the calls it checks from state['messages'], so it cannot guard that node "
+                f"(its critical tools {holds} would refuse every call). Use "
+                "messages_key='messages', or InferActMiddleware in a create_agent agent"
+            )
+        found.append(name)
+    return found
 
 
 def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
@@ -573,8 +622,18 @@ def with_inferact(
         tools=available,
     )
 
+    guarded_nodes = _critical_tool_nodes(builder, guard, tools_name)
     new = _copy_builder(builder)
     schema = _guard_schema(builder.state_schema)
+    # Every other ToolNode holding a critical tool refuses its calls without an authorization
+    # too (no critic route leads there, so it never has one to give).
+    for other in guarded_nodes:
+        if other != tools_name:
+            new.nodes[other] = dataclasses.replace(
+                new.nodes[other],
+                runnable=_guarded_tool_node(guard, cast(ToolNode, builder.nodes[other].runnable)),
+                input_schema=schema,
+            )
 
     # Every route into the tool node passes the critic first when it carries a critical call.
     for branches in new.branches.values():

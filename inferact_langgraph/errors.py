@@ -22,6 +22,7 @@ __all__ = [
     "DatasetError",
     "InferActError",
     "ResumeError",
+    "UnauthorizedCriticalCall",
     "UnsupportedGraphError",
 ]
 
@@ -71,6 +72,32 @@ class ResumeError(InferActError, ValueError):
         super().__init__(f"{message}\nExpected: {expected}\nReceived: {received!r}")
         self.expected = expected
         self.received = received
+
+
+class UnauthorizedCriticalCall(InferActError, PermissionError):  # noqa: N818 - a refusal
+    """A critical tool was about to run without an authorization for that exact call.
+
+    Raised by the critical tool itself (see :mod:`inferact_langgraph._authorization`): no
+    verdict or approval was bound to this call, or the one that was has been used already.
+    The tool did not run. To call a critical tool outside a guard on purpose (a test, a
+    script), wrap the call in :func:`~inferact_langgraph.allow_critical_calls`.
+
+    Attributes:
+        tool: The tool's name.
+        tool_call_id: The call's id (``None`` for a plain ``.invoke(args)``).
+        reason: Why the call was not authorized.
+    """
+
+    def __init__(self, tool: str, tool_call_id: str | None, reason: str) -> None:
+        super().__init__(
+            f"the critical tool {tool!r} did not run (call {tool_call_id!r}): {reason}. "
+            "A critical tool runs only inside a guarded graph (with_inferact or "
+            "InferActMiddleware) with a verdict or approval for that exact call, once; to call "
+            "it on purpose outside a guard, use `with inferact_langgraph.allow_critical_calls():`"
+        )
+        self.tool = tool
+        self.tool_call_id = tool_call_id
+        self.reason = reason
 
 
 class UnsupportedGraphError(InferActError, TypeError):

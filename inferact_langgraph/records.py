@@ -63,10 +63,14 @@ class CheckRecord(TypedDict, total=False):
     """Why the critic could not judge the call (then ``flagged`` is True: fail closed)."""
     decision: Literal["approve", "reject", "respond"]
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
+    decided_by: DecidedBy
+    """Who set ``decision`` (a human, the policy, the user by moving on)."""
     edited_action: dict[str, Any]
     checked_at: float
+    thread: str | None
+    """The thread the record was written in; it binds nothing in another thread."""
     signature: str
-    """HMAC-SHA256 of the binding and the decision, when records are signed
+    """HMAC-SHA256 of every other field, when records are signed
     (:func:`~inferact_langgraph._binding.sign_record`)."""
 
 
