@@ -277,7 +277,7 @@ def issue(record: Mapping[str, Any], *, decided_by: str | None = None) -> Author
         tool=str(record.get("tool")),
         args_sha256=str(record.get("args_sha256") or args_digest(record.get("args"))),
         tool_call_id=record.get("tool_call_id"),
-        decided_by=decided_by or record.get("decided_by"),
+        decided_by=decided_by or record.get("decided_by") or "critic",
         store=_current_store(),
     )
 
