@@ -279,6 +279,8 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
             return MEMORY_NODE
         if where == "review":  # an edit the critic still doubts: a new review, a new interrupt
             return GATE_NODE
+        if guard.needs_check(state):  # a record that binds nothing here: check afresh
+            return CRITIC_NODE
         _, pending = pending_calls(state)
         sends = []
         for _index, call in pending:
@@ -697,7 +699,7 @@ def with_inferact(
     new.add_conditional_edges(
         GATE_NODE,
         _route_after_gate(guard, tools_name, actor),
-        [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
+        [tools_name, actor, MEMORY_NODE, GATE_NODE, CRITIC_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
     # For introspection and tests: the guard behind the graph (CompiledStateGraph has no slot).

@@ -414,3 +414,67 @@ def test_every_critical_execution_consumed_one_authorization_for_its_exact_call(
     (entry,) = USED.entries()[before:]
     assert entry["tool"] == "buy_now" and entry["tool_call_id"] == approved["id"]
     assert entry["thread"] == "t" and entry["index"] == 0 and entry["decided_by"] == "critic"
+
+
+# ---------------------------------------------------------------------------- 7-9. signing
+ACTOR_NODE = {"builder": "agent", "react_agent": "agent"}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_7_a_record_rewritten_to_show_other_arguments_approves_nothing(kind, mode):
+    options = GuardOptions(signing_key=KEY)
+    actor = buy_actor(call("buy_now", {"asin": "EVIL", "price": 99.0}, "b"))
+    graph = guarded(kind, actor, ScriptedCritic(scores=[0.1]), options=options)
+    await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
+    record = graph.get_state(cfg()).values["inferact_checks"]["b"]
+    shown = {"asin": "B01", "price": 99.0}
+    forged = {
+        **record,
+        "args": shown,
+        "action_chain": [{"action": 'buy_now(asin="B01", price=99.0)', "observation": None}],
+    }
+    graph.update_state(cfg(), {"inferact_checks": {"b": forged}})
+    out = await run(graph, Command(resume=True), cfg(), mode)
+    assert bought() == []
+    assert not [a for a in audit(graph) if a["decision"] == "approve"]
+    shown_to_reviewer = [
+        r["args"] for i in out.get("__interrupt__", []) for r in i.value["action_requests"]
+    ]
+    assert shown not in shown_to_reviewer
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_8_a_failed_checks_risk_rewritten_to_low_is_not_allowed_by_policy(kind, mode):
+    options = GuardOptions(signing_key=KEY, on_critic_error="allow")
+    actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))  # high risk
+    graph = guarded(kind, actor, ScriptedCritic(scores=[RuntimeError("down")]), options=options)
+    out = await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
+    assert out["__interrupt__"] and bought() == []  # high risk: a human decides
+    record = graph.get_state(cfg()).values["inferact_checks"]["b"]
+    assert record["risk"] == "high"
+    graph.update_state(cfg(), {"inferact_checks": {"b": {**record, "risk": "low"}}})
+    with contextlib.suppress(UnauthorizedCriticalCall):
+        await run(graph, None, cfg(), mode)
+    assert bought() == []
+    assert not [a for a in audit(graph) if a["decided_by"] == "policy"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_9_a_signed_record_copied_into_another_thread_is_checked_again_there(kind, mode):
+    options = GuardOptions(signing_key=KEY)
+    critic = ScriptedCritic(scores=[0.9, 0.1])  # a fresh check in the other thread doubts
+    actor = buy_actor(call("buy_now", {"asin": "B02", "price": 40.0}, "b"))
+    graph = guarded(kind, actor, critic, options=options)
+    await run(graph, {"messages": [("user", TASK)]}, cfg("A"), mode)
+    assert bought() == [{"asin": "B02", "price": 40.0}]
+    values = graph.get_state(cfg("A")).values
+    proposal = next(m for m in values["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    copied = {"messages": [("user", TASK), proposal], "inferact_checks": values["inferact_checks"]}
+    graph.update_state(cfg("B"), copied, as_node=ACTOR_NODE.get(kind, "model"))
+    with contextlib.suppress(UnauthorizedCriticalCall):
+        await run(graph, None, cfg("B"), mode)
+    assert bought() == [{"asin": "B02", "price": 40.0}]  # not again, in thread B
+    assert audit(graph, "B") or graph.get_state(cfg("B")).interrupts  # checked or refused there
