@@ -49,6 +49,7 @@ from langchain.agents.middleware.types import (
     hook_config,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from inferact_langgraph._authorization import issue, permitted
@@ -66,7 +67,7 @@ from inferact_langgraph._options import (
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
 from inferact_langgraph.critics.base import Critic
-from inferact_langgraph.errors import UnauthorizedCriticalCall
+from inferact_langgraph.errors import ResumeError, UnauthorizedCriticalCall
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry
 from inferact_langgraph.review import DECISION_TYPES
@@ -421,7 +422,10 @@ class InferActMiddleware(AgentMiddleware):
             return mark_tool_output(handler(target))
         if verdict == "refuse":
             return target
-        outcome = self.guard.review(request.state, only=request.tool_call["id"])
+        try:
+            outcome = self.guard.review(request.state, only=request.tool_call["id"])
+        except ResumeError as exc:
+            raise _past_retries(exc) from None
         store = getattr(request.runtime, "store", None)
         update = self.guard.save_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
@@ -457,7 +461,10 @@ class InferActMiddleware(AgentMiddleware):
     async def _areview_tool_call(
         self, request: Any, handler: Callable[[Any], Awaitable[Any]]
     ) -> Any:
-        outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
+        try:
+            outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
+        except ResumeError as exc:
+            raise _past_retries(exc) from None
         store = getattr(request.runtime, "store", None)
         update = await self.guard.asave_feedback(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
@@ -482,6 +489,23 @@ class _ToolCallReview(InferActMiddleware):
     # The base hooks: create_agent then adds no after_model node.
     after_model = AgentMiddleware.after_model
     aafter_model = AgentMiddleware.aafter_model
+
+
+class _ToolTaskResumeError(ResumeError, GraphBubbleUp):
+    """A malformed resume of a review held in a tool task, raised past tool-call wrappers.
+
+    A retrying wrapper (``ToolRetryMiddleware``) around the review would catch a plain
+    ``ResumeError``, call the review again and open a fresh interrupt; every such wrapper lets
+    LangGraph's control-flow signals (``GraphBubbleUp``) pass, so the caller gets the
+    ``ResumeError`` and the review stays pending.
+    """
+
+
+def _past_retries(exc: ResumeError) -> ResumeError:
+    error = _ToolTaskResumeError.__new__(_ToolTaskResumeError)
+    error.__dict__.update(exc.__dict__)
+    error.args = exc.args
+    return error
 
 
 def _with_memory(request: ModelRequest) -> ModelRequest:

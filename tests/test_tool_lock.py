@@ -478,3 +478,26 @@ async def test_9_a_signed_record_copied_into_another_thread_is_checked_again_the
         await run(graph, None, cfg("B"), mode)
     assert bought() == [{"asin": "B02", "price": 40.0}]  # not again, in thread B
     assert audit(graph, "B") or graph.get_state(cfg("B")).interrupts  # checked or refused there
+
+
+# ---------------------------------------------------------------------------- 11. retries
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_11_a_malformed_resume_inside_tool_retry_middleware_raises_resume_error(mode):
+    from langchain.agents.middleware import ToolRetryMiddleware
+
+    from inferact_langgraph import ResumeError
+
+    actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))
+    guard = InferActMiddleware(critic=ScriptedCritic(scores=[0.1]), review_in="tool_call")
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0.0, jitter=False)
+    graph = create_agent(
+        actor, [search, buy_now], checkpointer=InMemorySaver(), middleware=[retry, guard]
+    )
+    out = await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
+    (first,) = out["__interrupt__"]
+    with pytest.raises(ResumeError, match="Expected:"):
+        await run(graph, Command(resume={"decisions": []}), cfg(), mode)
+    assert bought() == []
+    assert [i.id for i in graph.get_state(cfg()).interrupts] == [first.id]  # still pending
+    await run(graph, Command(resume=True), cfg(), mode)
+    assert bought() == [{"asin": "B09", "price": 99.0}]
