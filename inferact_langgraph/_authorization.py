@@ -13,18 +13,20 @@ decision in the run's state that is bound to the call (:func:`~inferact_langgrap
 authorize`). An authorization lives in a context variable for the duration of that one tool
 execution (nothing a state writer, a caller or a tool's ``Command`` can set) and names the
 call by its *binding*: thread, proposing AI message id, position, tool name, arguments hash and
-call id. Consuming it records the binding in a :class:`ConsumptionLedger`: in the process
-(atomic under a lock) and, when the run has a LangGraph store, in the store. A second
-execution of the same call (a second ``Send``, a fork from history, a replayed or retried
-step, the call sent again after its answer was removed) finds its binding used and is refused;
-proposing the call again (a new AI message) is checked afresh.
+call id. Consuming it records the binding in a :class:`ConsumptionLedger`: in the process,
+atomically, as the tool starts; and, when the run has a LangGraph store, in the store as the
+tool returns (or raises). A second execution of the same call (a second ``Send``, a fork from
+history, a replayed or retried step, the call sent again after its answer was removed) finds
+its binding used and is refused; proposing the call again (a new AI message) is checked afresh.
 
-Limits (docs/reliability.md): the process ledger is bounded (:data:`LEDGER_SIZE` bindings);
-across processes the store is the record, and a store's ``get`` then ``put`` is not one atomic
-operation, so two processes executing the same call in the same instant can both pass (answer
-concurrent resumes with :func:`~inferact_langgraph.resume.resume_review` and a lock). A step
-that consumed the authorization and then crashed before its side effect is not re-run by a
-retry: the call is refused and must be proposed again (at most once, never at least once).
+Limits (docs/reliability.md): the process ledger is bounded (:data:`LEDGER_SIZE` bindings).
+Across processes the store is the record, written when the tool has returned: a worker killed
+*inside* the tool leaves none, so LangGraph's retry of that step in another process runs the
+call again (at least once, as before: make such tools idempotent by their tool call id); and a
+store's ``get`` then ``put`` is not one atomic operation, so two processes executing the same
+call in the same instant can both pass (answer concurrent resumes with
+:func:`~inferact_langgraph.resume.resume_review` and a lock). Without a store, only the process
+remembers: a fork or a resend handled by another process is not refused.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -209,7 +211,11 @@ class ConsumptionLedger:
             return True
 
     def consume(self, auth: Authorization) -> bool:
-        """Use ``auth`` once: True the first time, False ever after (or if the store fails)."""
+        """Use ``auth`` once: True the first time, False ever after (or if the store fails).
+
+        Atomic in the process. The store is read here and written by :meth:`settle` when the
+        tool has returned (see the module's limits).
+        """
         if not auth.single_use:
             return True
         if not self._reserve(auth):
@@ -217,13 +223,10 @@ class ConsumptionLedger:
         if auth.store is None:
             return True
         try:
-            if auth.store.get(STORE_NAMESPACE, auth.binding) is not None:
-                return False
-            auth.store.put(STORE_NAMESPACE, auth.binding, self._entry(auth))
+            return auth.store.get(STORE_NAMESPACE, auth.binding) is None
         except Exception:  # fail closed: the reservation stays
-            logger.exception("InferAct: cannot record a used authorization in the store")
+            logger.exception("InferAct: cannot read the used authorizations from the store")
             return False
-        return True
 
     async def aconsume(self, auth: Authorization) -> bool:
         """Async :meth:`consume`."""
@@ -234,13 +237,28 @@ class ConsumptionLedger:
         if auth.store is None:
             return True
         try:
-            if await auth.store.aget(STORE_NAMESPACE, auth.binding) is not None:
-                return False
-            await auth.store.aput(STORE_NAMESPACE, auth.binding, self._entry(auth))
+            return await auth.store.aget(STORE_NAMESPACE, auth.binding) is None
         except Exception:  # fail closed: the reservation stays
-            logger.exception("InferAct: cannot record a used authorization in the store")
+            logger.exception("InferAct: cannot read the used authorizations from the store")
             return False
-        return True
+
+    def settle(self, auth: Authorization) -> None:
+        """Record the use in the run's store, once the tool returned (or raised)."""
+        if not auth.single_use or auth.store is None:
+            return
+        try:
+            auth.store.put(STORE_NAMESPACE, auth.binding, self._entry(auth))
+        except Exception:  # the tool ran: the process still remembers it
+            logger.exception("InferAct: cannot record a used authorization in the store")
+
+    async def asettle(self, auth: Authorization) -> None:
+        """Async :meth:`settle`."""
+        if not auth.single_use or auth.store is None:
+            return
+        try:
+            await auth.store.aput(STORE_NAMESPACE, auth.binding, self._entry(auth))
+        except Exception:  # the tool ran: the process still remembers it
+            logger.exception("InferAct: cannot record a used authorization in the store")
 
     def entries(self) -> list[dict[str, Any]]:
         """The bindings used in this process, oldest first (for audits and tests)."""
@@ -392,17 +410,27 @@ def lock_tool(tool: Any, applies: Callable[[Mapping[str, Any]], bool] | None = N
 
     def locked_run(tool_input: Any, *args: Any, tool_call_id: str | None = None, **kw: Any) -> Any:
         auth = _admission(tool, tool_input, tool_call_id)
-        if auth is not None and not LEDGER.consume(auth):
+        if auth is None:
+            return run(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        if not LEDGER.consume(auth):
             raise _used(tool, auth)
-        return run(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        try:
+            return run(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        finally:
+            LEDGER.settle(auth)
 
     async def locked_arun(
         tool_input: Any, *args: Any, tool_call_id: str | None = None, **kw: Any
     ) -> Any:
         auth = _admission(tool, tool_input, tool_call_id)
-        if auth is not None and not await LEDGER.aconsume(auth):
+        if auth is None:
+            return await arun(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        if not await LEDGER.aconsume(auth):
             raise _used(tool, auth)
-        return await arun(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        try:
+            return await arun(tool_input, *args, tool_call_id=tool_call_id, **kw)
+        finally:
+            await LEDGER.asettle(auth)
 
     # Pydantic tools keep unknown attributes in __dict__; object.__setattr__ skips validation.
     object.__setattr__(tool, "run", locked_run)

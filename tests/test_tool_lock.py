@@ -501,3 +501,49 @@ async def test_11_a_malformed_resume_inside_tool_retry_middleware_raises_resume_
     assert [i.id for i in graph.get_state(cfg()).interrupts] == [first.id]  # still pending
     await run(graph, Command(resume=True), cfg(), mode)
     assert bought() == [{"asin": "B09", "price": 99.0}]
+
+
+# ---------------------------------------------------------------------------- across processes
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_5_with_a_store_a_fork_in_another_process_does_not_run_the_call_again(
+    kind, mode, monkeypatch
+):
+    from langgraph.store.memory import InMemoryStore
+
+    from inferact_langgraph import _authorization
+
+    actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))
+    critic = ScriptedCritic(scores=[0.1])
+    if kind in MIDDLEWARE:
+        review_in = "tool_call" if kind == "middleware_tool_call" else "after_model"
+        middleware = InferActMiddleware(critic=critic, review_in=review_in)
+        graph = create_agent(
+            actor,
+            [search, buy_now],
+            checkpointer=InMemorySaver(),
+            store=InMemoryStore(),
+            middleware=[middleware],
+        )
+    else:
+        graph = with_inferact(
+            build_graph(kind, actor, [search, buy_now]),
+            critic=critic,
+            checkpointer=InMemorySaver(),
+            store=InMemoryStore(),
+        )
+    await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
+    await run(graph, Command(resume=True), cfg(), mode)
+    assert bought() == [{"asin": "B09", "price": 99.0}]
+    # Another process: its own (empty) ledger; the store still remembers the use.
+    monkeypatch.setattr(_authorization, "LEDGER", _authorization.ConsumptionLedger())
+    monkeypatch.setattr("inferact_langgraph._gate.LEDGER", _authorization.LEDGER)
+    forks = [
+        s
+        for s in graph.get_state_history(cfg())
+        if s.next and _unanswered(s.values, "b") and (s.values.get("inferact_checks") or {})
+    ]
+    for snapshot in forks:
+        with contextlib.suppress(UnauthorizedCriticalCall):
+            await run(graph, None, snapshot.config, mode)
+    assert bought() == [{"asin": "B09", "price": 99.0}]
