@@ -54,6 +54,8 @@ import json
 import logging
 import threading
 import time
+import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -70,6 +72,7 @@ __all__ = [
     "Authorization",
     "ConsumptionLedger",
     "allow_critical_calls",
+    "current_scope",
     "current_thread",
     "is_locked",
     "issue",
@@ -106,6 +109,9 @@ class Authorization:
             process only).
         single_use: ``False`` only for a call the guard's own spec does not check (its
             ``when``): such a call runs as a plain call would, and is not recorded.
+        scope: Which checkpointer's threads the ``thread`` belongs to, in this process (two
+            savers may both hold a thread "1"); the store, shared by one deployment's
+            processes, is keyed by the binding alone.
     """
 
     thread: str | None
@@ -117,6 +123,7 @@ class Authorization:
     decided_by: str | None = None
     store: Any = field(default=None, compare=False, repr=False)
     single_use: bool = True
+    scope: str = ""
 
     @property
     def binding(self) -> str:
@@ -159,7 +166,7 @@ class ConsumptionLedger:
 
     def _reserve(self, auth: Authorization) -> bool:
         """Record ``auth`` as used in the process; False if it was already (atomic)."""
-        key = auth.binding
+        key = f"{auth.scope}:{auth.binding}"
         with self._lock:
             if key in self._used:
                 return False
@@ -179,7 +186,7 @@ class ConsumptionLedger:
 
     def _entry(self, auth: Authorization) -> dict[str, Any]:
         with self._lock:
-            return dict(self._used.get(auth.binding) or {})
+            return dict(self._used.get(f"{auth.scope}:{auth.binding}") or {})
 
     def is_used(self, auth: Authorization) -> bool:
         """Whether ``auth``'s binding was used (in the process or in its store).
@@ -187,7 +194,7 @@ class ConsumptionLedger:
         A store that cannot be read counts as "used": a failure never lets a call run.
         """
         with self._lock:
-            if auth.binding in self._used:
+            if f"{auth.scope}:{auth.binding}" in self._used:
                 return True
         if auth.store is None:
             return False
@@ -200,7 +207,7 @@ class ConsumptionLedger:
     async def ais_used(self, auth: Authorization) -> bool:
         """Async :meth:`is_used`."""
         with self._lock:
-            if auth.binding in self._used:
+            if f"{auth.scope}:{auth.binding}" in self._used:
                 return True
         if auth.store is None:
             return False
@@ -273,6 +280,29 @@ _PERMITS: ContextVar[tuple[Authorization, ...]] = ContextVar("inferact_permits",
 _UNGUARDED: ContextVar[bool] = ContextVar("inferact_unguarded", default=False)
 
 
+_SCOPES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_CHECKPOINTER_KEY = "__pregel_checkpointer"  # where LangGraph puts the run's saver in its config
+
+
+def current_scope() -> str:
+    """A name for the current run's checkpointer, unique in the process ("" without one)."""
+    try:
+        from langgraph.config import get_config
+
+        saver = (get_config().get("configurable") or {}).get(_CHECKPOINTER_KEY)
+    except RuntimeError:
+        return ""
+    if saver is None:
+        return ""
+    try:
+        scope = _SCOPES.get(saver)
+        if scope is None:
+            scope = _SCOPES.setdefault(saver, uuid.uuid4().hex)
+    except TypeError:  # not weak-referenceable: its id (stable while it lives)
+        return f"id-{id(saver)}"
+    return scope
+
+
 def _current_store() -> Any:
     try:
         from langgraph.config import get_store
@@ -297,6 +327,7 @@ def issue(record: Mapping[str, Any], *, decided_by: str | None = None) -> Author
         tool_call_id=record.get("tool_call_id"),
         decided_by=decided_by or record.get("decided_by") or "critic",
         store=_current_store(),
+        scope=current_scope(),
     )
 
 
