@@ -129,7 +129,8 @@ def test_critical_on_a_plain_function_locks_it_too():
     assert LEDGER == []
 
 
-def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only():
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only(kind):
     @tool
     def close_account(user: str) -> str:
         """Close a user's account (a tool we do not own)."""
@@ -138,7 +139,7 @@ def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only():
 
     actor = buy_actor(call("close_account", {"user": "bob"}, "c1"))
     graph = guarded(
-        "builder",
+        kind,
         actor,
         ScriptedCritic(scores=[0.9]),
         tools=[search, close_account],
@@ -146,7 +147,17 @@ def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only():
     )
     graph.invoke({"messages": [("user", "close bob's account")]}, cfg())
     assert LEDGER == [{"closed": "bob"}]
-    graph.invoke(Command(goto=[Send("tools", last_calls(graph))]), cfg())  # once only
+    (approved,) = last_calls(graph)
+    (answer,) = [
+        m
+        for m in graph.get_state(cfg()).values["messages"]
+        if isinstance(m, ToolMessage) and m.tool_call_id == approved["id"]
+    ]
+    resend = Command(
+        goto=[Send("tools", [approved])], update={"messages": [RemoveMessage(answer.id)]}
+    )
+    with contextlib.suppress(UnauthorizedCriticalCall):
+        graph.invoke(resend, cfg())  # the locked copy runs once per approval
     assert LEDGER == [{"closed": "bob"}]
     close_account.invoke({"user": "alice"})  # the user's own object is not changed
     assert LEDGER[-1] == {"closed": "alice"}
