@@ -6,7 +6,7 @@ interleaved (A B C, rotating order) in one process: unwrapped, ``with_inferact(.
 ``InferActMiddleware``; all three with the same ``InMemorySaver`` checkpointer type (the guard
 needs one for its interrupts). Reports the time ratio to the unwrapped agent (target <= 1.05),
 the per-step overhead in microseconds, and the model calls (actor and critic) per run.
-LangChain's ``HumanInTheLoopMiddleware`` runs beside them (issue 13's target for the middleware:
+LangChain's ``HumanInTheLoopMiddleware`` runs beside them (the target for the middleware:
 no more off-path cost than HITL's own, in the same run), and so do two empty middlewares with
 the same hooks and state as HITL and as ``InferActMiddleware`` (the floor LangChain's hook
 machinery sets for each, whatever the hooks do).
@@ -223,7 +223,7 @@ def run(steps: int, reps: int, mode: str = "sync") -> dict:
     out["cpu_overhead_us"] = {n: [(t - b) / steps * 1e6 for t, b in zip(cpu[n], cpu["unwrapped"])]
                               for n in names}
     out["min_ratio"] = {n: min(times[n]) / min(base) for n in names}
-    # Issue 13: each variant's CPU time over HITL's, per repetition (the same rotation).
+    # Each variant's CPU time over HITL's, per repetition (the same rotation).
     out["cpu_vs_hitl"] = {n: [t / h for t, h in zip(cpu[n], cpu[HITL], strict=True)]
                           for n in names}
     return out
@@ -235,7 +235,7 @@ MIDDLEWARES = ("InferActMiddleware", "InferActMiddleware(review_in=tool_call)")
 
 def status(r: dict, name: str) -> str:
     """The verdict on a variant: <= 1.05 for every variant; no higher than HITL for the
-    middleware (issue 13), i.e. a median CPU ratio to HITL in the same repetitions <= 1."""
+    middleware, i.e. a median CPU ratio to HITL in the same repetitions <= 1."""
     if name == "unwrapped" or name == HITL or name.startswith("floor"):
         return "-"
     ratio = C.median(r["cpu_ratio"][name])
@@ -277,7 +277,7 @@ def report(results: list[dict], write: bool = True) -> str:
         "(the run is CPU-bound: the model is instant), with the wall-time ratio of the medians "
         "and of the minima beside it. `checkpoints` counts the checkpoints one run writes "
         "(one per superstep). `HITL (context)` is the same agent guarded by LangChain's "
-        "`HumanInTheLoopMiddleware(interrupt_on={\"buy_now\": True})`; issue 13 asks the "
+        "`HumanInTheLoopMiddleware(interrupt_on={\"buy_now\": True})`; the target asks the "
         "middleware to cost no more than it off the path, judged on the median of the per-"
         "repetition CPU ratio to it (`CPU vs HITL`). The two `floor` rows are empty middlewares "
         "with the same hooks and state as HITL and as `InferActMiddleware`: what LangChain's "

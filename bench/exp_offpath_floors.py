@@ -1,10 +1,10 @@
-"""Attribution for target 2 (issue 13): what each part of InferActMiddleware's hook set costs.
+"""Attribution for target 2: what each part of InferActMiddleware's hook set costs.
 
 Empty middlewares only (their hooks do nothing), run interleaved on the target-2 agent: HITL's
 set (``after_model`` + ``wrap_tool_call``), InferActMiddleware's set (adds ``wrap_model_call``,
 ``before_agent`` and five state keys), and InferActMiddleware's set with one part removed.
 Prints the median CPU ratio to the unwrapped agent and to HITL's set, per repetition. Not part
-of run_all; quoted in docs/benchmarks.md (findings, issue 13 item 3).
+of run_all; quoted in docs/benchmarks.md (findings).
 
 Usage: python bench/exp_offpath_floors.py [--reps 30] [--mode sync|async]
 """

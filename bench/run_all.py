@@ -1,4 +1,4 @@
-"""Run every benchmark of issue 7 and rewrite docs/benchmarks.md (a few minutes on 2 cores).
+"""Run every benchmark and rewrite docs/benchmarks.md (a few minutes on 2 cores).
 
 Usage: python bench/run_all.py [--quick] [--no-write]
   --quick   tiny sizes (a smoke run; the numbers are not meaningful)
@@ -67,7 +67,7 @@ def summary(results: dict) -> str:
                 ok = m <= 1.05 and calls == 0
                 verdict = "met" if ok else f"missed by {(m - 1.05) * 100:.0f} points"
                 target = "<= 1.05, 0 calls"
-                if name != "with_inferact":  # issue 13: no more than HITL's own, same run
+                if name != "with_inferact":  # no more than HITL's own, same run
                     vs = C.median(r["cpu_vs_hitl"][name])
                     measured += f"; HITL in the same run: x{hitl:.3f}; {vs:.3f} of HITL's CPU"
                     target = "<= HITL's own (<= 1.05 for reference), 0 calls"

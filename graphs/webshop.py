@@ -5,11 +5,11 @@ own words (e.g. "i need 66 inch blackout shades in white"),
 and the critic model gives ORACLE-scripted answers (not live judgement). The ``INFERACT_*``
 environment variables make either model live; what they mean and what ``build_graph(...)``
 takes: ``models_from_environment`` and ``build_env_graph`` in
-``inferact_langgraph.examples.demo_models``. The module-level ``graph`` has no checkpointer:
+``inferact_langgraph.examples.registry``. The module-level ``graph`` has no checkpointer:
 the LangGraph server provides one.
 """
 
-from inferact_langgraph.examples.demo_models import graph_builder
+from inferact_langgraph.examples.registry import graph_builder
 
 __all__ = ["build_graph", "graph"]
 

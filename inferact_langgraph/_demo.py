@@ -5,7 +5,8 @@ score versus threshold), and when it doubts, the person at the keyboard approves
 rejects with feedback (or, with ``auto_feedback``, a simulated human rejects with feedback built
 from the gold answer). A rejection ends the trial; the next trial runs in a new thread and gets
 the feedback from the store. Checkpoints and the store live in one SQLite file, so
-``--thread`` resumes an interrupted demo after the terminal was closed.
+``--thread`` resumes an interrupted demo after the terminal was closed, and shows a finished
+one (its decisions and outcome) without running anything again.
 
 Offline by default, and it says so on screen: the actor is a scripted policy and the critic
 model gives ORACLE-scripted answers (decided from the gold data), never live judgement.
@@ -29,14 +30,13 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from inferact_langgraph.examples._common import last_result
-from inferact_langgraph.examples.demo_models import (
+from inferact_langgraph.examples.registry import (
     ENVIRONMENTS,
     ORACLE_LABEL,
     build_env_graph,
     make_env,
-    oracle_feedback,
 )
+from inferact_langgraph.memory import SHARED_OWNER, FeedbackMemory
 
 __all__ = ["DemoError", "run_demo"]
 
@@ -67,22 +67,6 @@ def _open_persistence(db: Path) -> tuple[Any, Any]:
     store = SqliteStore(sqlite3.connect(str(db), check_same_thread=False, isolation_level=None))
     store.setup()
     return saver, store
-
-
-def _is_success(name: str, env: Any, values: dict[str, Any], task: int) -> bool:
-    """Success of a finished trial, read from the thread's final tool results."""
-    messages = values.get("messages") or []
-    if name == "webshop":
-        bought = list(env.purchases())
-        return bool(bought) and env.is_success(bought[-1], task)
-    if name == "hotpotqa":  # the last answer submitted, if it was recorded
-        last = last_result(messages, ("finish",))
-        if last is None or last[1] is None or last[1].status == "error":
-            return False
-        return bool(env.is_success(last[0]["args"].get("answer"), task))
-    text = str(messages[-1].content) if messages else ""
-    wanted = {"heat": "hot", "cool": "cool", "clean": "clean"}[env.task(task)["operation"]]
-    return env.task(task)["object"] in text and f" {wanted} " in f" {text} "
 
 
 class _Demo:
@@ -255,7 +239,7 @@ class _Demo:
     def decide(self, interrupt_value: dict[str, Any]) -> Any:
         requests = interrupt_value.get("action_requests") or []
         if self.auto:
-            feedback = oracle_feedback(self.name, self.env, self.task)
+            feedback = self.env.oracle_feedback(self.task)
             self.console.print(
                 Panel(
                     f"reject, with feedback: {feedback}",
@@ -317,8 +301,45 @@ class _Demo:
             rejected = rejected or any(d["type"] == "reject" for d in decision["decisions"])
             payload = Command(resume=decision)
         values = self.graph.get_state(cfg).values
-        ok = _is_success(self.name, self.env, values, self.task)
+        ok = self.env.succeeded(self.task, values.get("messages") or [])
         return rejected, ok
+
+
+def _show_finished(
+    demo: _Demo, console: Console, thread: str, values: dict[str, Any], command: str
+) -> bool:
+    """Show what a finished thread did (its audit and its outcome); nothing runs again."""
+    console.print(
+        f"thread {escape(thread)} is finished: nothing is run again. What happened in it:"
+    )
+    audit = [e for e in values.get("inferact_audit") or [] if isinstance(e, dict)]
+    for entry in audit:
+        score = entry.get("score")
+        console.print(
+            f"  {escape(str(entry.get('tool')))}"
+            f"({escape(json.dumps(entry.get('args'), ensure_ascii=False))}): "
+            f"{entry.get('decision')} by {entry.get('decided_by')}"
+            + (f" (p={score:.2f})" if isinstance(score, int | float) else "")
+            + (f" - {escape(str(entry['feedback']))}" if entry.get("feedback") else "")
+        )
+    if not audit:
+        console.print("  no critical call was checked in this thread")
+    ok = demo.env.succeeded(demo.task, values.get("messages") or [])
+    console.print(
+        "outcome: "
+        + ("[bold green]SUCCESS[/bold green]" if ok else "[bold red]not successful[/bold red]")
+    )
+    console.print(
+        "To try the task again in a new thread (the actor acts again, and its critical "
+        "actions may run again): "
+        + escape(command)
+    )
+    return ok
+
+
+def _remembered(store: Any, task_text: str) -> list[dict[str, Any]]:
+    """The feedback the demo's memory holds for this task (runs that name no user)."""
+    return FeedbackMemory().list_entries(store, owner=SHARED_OWNER, task=task_text)
 
 
 def _rejects(payload: Any) -> bool:
@@ -342,22 +363,21 @@ def run_demo(
     max_trials: int = 2,
     console: Console | None = None,
     stdin_isatty: bool | None = None,
+    fresh: bool = False,
 ) -> int:
-    """Run the demo; returns the exit code (0: the last trial succeeded)."""
+    """Run the demo; returns the exit code (0: the last trial succeeded).
+
+    A ``thread`` that is finished is shown (its audit and outcome; exit code 0), never run
+    again: a printed command must not repeat a purchase. ``fresh`` forgets the feedback
+    remembered for this task in ``db`` before the run; without it, remembered feedback is
+    announced.
+    """
     console = console or Console()
     errors = Console(stderr=True)
     if env_name not in ENVIRONMENTS:
         raise DemoError(
             f"unknown environment {env_name!r}; choose one of {', '.join(ENVIRONMENTS)}"
         )
-    tty = sys.stdin.isatty() if stdin_isatty is None else stdin_isatty
-    if not auto_feedback and not tty:
-        errors.print(
-            "error: stdin is not a terminal, so nobody can review InferAct's doubts. "
-            "Run `inferact demo` in a terminal, or pass --auto-feedback for a "
-            "simulated human (CI, pipes)."
-        )
-        return EXIT_NO_TTY
     env = make_env(env_name)
     if not 0 <= task < len(env.tasks):
         raise DemoError(f"--task must be between 0 and {len(env.tasks) - 1} for {env_name}")
@@ -395,6 +415,37 @@ def run_demo(
     demo = _Demo(
         env_name, task, console, auto_feedback, graph_kwargs, checkpointer, store, critic_label
     )
+    if thread:
+        finished = demo.graph.get_state({"configurable": {"thread_id": thread}})
+        if finished.values and not finished.next:
+            _show_finished(
+                demo, console, thread, finished.values, _demo_command(env_name, task, None, db)
+            )
+            later = re.fullmatch(r"(.+)-trial(\d+)", thread)
+            following = (
+                f"{later.group(1)}-trial{int(later.group(2)) + 1}" if later else f"{thread}-trial2"
+            )
+            if demo.graph.get_state({"configurable": {"thread_id": following}}).values:
+                console.print(
+                    "This session's next trial ran in another thread; see it with: "
+                    + escape(_demo_command(env_name, task, following, db))
+                )
+            return 0
+    tty = sys.stdin.isatty() if stdin_isatty is None else stdin_isatty
+    if not auto_feedback and not tty:
+        errors.print(
+            "error: stdin is not a terminal, so nobody can review InferAct's doubts. "
+            "Run `inferact demo` in a terminal, or pass --auto-feedback for a "
+            "simulated human (CI, pipes)."
+        )
+        return EXIT_NO_TTY
+    task_text = demo.env.prompt(task)
+    if fresh:
+        count = FeedbackMemory().clear(store, owner=SHARED_OWNER, task=task_text)
+        console.print(
+            f"--fresh: forgot {count} remembered feedback entr{'y' if count == 1 else 'ies'} "
+            f"for this task in {db}"
+        )
     console.print(
         Panel(
             f"environment: {env_name} (offline, deterministic), task {task}\n"
@@ -407,6 +458,21 @@ def run_demo(
         )
     )
     console.print(f"[bold]Task:[/bold] {demo.env.prompt(task)}")
+    remembered = _remembered(store, task_text) if not thread else []
+    if remembered:
+        clear = (
+            f"inferact memory clear --db {shlex.quote(str(db))} --shared "
+            f"--task {shlex.quote(task_text)}"
+        )
+        console.print(
+            Panel(
+                f"{len(remembered)} feedback entr{'y' if len(remembered) == 1 else 'ies'} "
+                f"from earlier runs of this task in {db} will be given to the actor, so it may "
+                "act right at once and InferAct may have nothing to ask you.\n"
+                f"To start clean: add --fresh, or run {clear}",
+                title="using remembered feedback",
+            )
+        )
 
     base, trial = thread or f"{env_name}-task{task}-{uuid.uuid4().hex[:8]}", 1
     later_trial = re.fullmatch(r"(.+)-trial(\d+)", base)
@@ -422,14 +488,11 @@ def run_demo(
     try:
         if thread:
             state = demo.graph.get_state({"configurable": {"thread_id": thread}})
-            if state.values and state.next:
+            if state.values and state.next:  # a finished thread was shown above
                 console.print(f"resuming thread {thread} where it stopped")
                 start = None
                 if state.interrupts:
                     start = Command(resume=demo.decide(state.interrupts[0].value))
-            elif state.values:
-                console.print(f"thread {thread} is finished; starting the next trial")
-                trial += 1
         while trial <= max_trials:
             current = thread_of(trial)
             console.rule(f"Trial {trial} (thread {current})")
@@ -456,16 +519,17 @@ def run_demo(
         console.print(
             f"\n[bold]stopped ({why}).[/bold] Thread {current} is saved in {db}; a pending "
             "review stays pending (nothing was approved) until you answer it.\n"
-            f"resume with: {_demo_command(env_name, task, current, db)}"
+            f"resume with: {escape(_demo_command(env_name, task, current, db))}"
         )
         return EXIT_INTERRUPTED
-    console.print(f"resume or inspect later with: {_demo_command(env_name, task, base, db)}")
+    console.print(
+        "see what happened later (nothing runs again) with: "
+        + escape(_demo_command(env_name, task, current, db))
+    )
     return 0 if ok else 1
 
 
-def _demo_command(env_name: str, task: int, thread: str, db: Path) -> str:
-    """The command that resumes a thread, quoted for a POSIX shell."""
-    return (
-        f"inferact demo {shlex.quote(env_name)} --task {task} "
-        f"--thread {shlex.quote(thread)} --db {shlex.quote(str(db))}"
-    )
+def _demo_command(env_name: str, task: int, thread: str | None, db: Path) -> str:
+    """The command that resumes (or shows) a thread, or starts a new one, for a POSIX shell."""
+    where = f" --thread {shlex.quote(thread)}" if thread else ""
+    return f"inferact demo {shlex.quote(env_name)} --task {task}{where} --db {shlex.quote(str(db))}"

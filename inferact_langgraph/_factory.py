@@ -89,6 +89,9 @@ def build_critics(specs: Sequence[str], *, model: Any, **kwargs: Any) -> dict[st
     repeated = sorted({s for s in specs if list(specs).count(s) > 1})
     if repeated:
         raise ModelSetupError(f"critic given more than once: {', '.join(repeated)}")
+    # The evaluation measures raw scores (and fits its own calibrations on them), never the
+    # shipped default calibration, unless a calibration is given.
+    kwargs.setdefault("calibration", None)
     critics: dict[str, Critic] = {}
     for spec in specs:
         try:

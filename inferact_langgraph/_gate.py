@@ -146,7 +146,9 @@ class InferActGuard:
         self._locked: dict[str, tuple[Any, Any]] = {}  # name -> (the user's tool, locked copy)
         self.memory = self.options.memory or FeedbackMemory()
         self.locator = TaskLocator(
-            scope=self.options.scope, task_extractor=self.options.task_extractor
+            scope=self.options.scope,
+            task_extractor=self.options.task_extractor,
+            critical_tools=self.specs,
         )
         self.critic_step = CriticStep(
             critic=critic, specs=self.specs, locator=self.locator, key=self.options.key

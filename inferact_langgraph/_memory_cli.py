@@ -29,7 +29,7 @@ import typer
 
 from inferact_langgraph.memory import SHARED_OWNER, FeedbackMemory
 
-__all__ = ["memory_app", "open_store", "owner_of"]
+__all__ = ["DEMO_DB", "memory_app", "open_store", "owner_of", "resolve_db"]
 
 memory_app = typer.Typer(
     name="memory",
@@ -37,18 +37,23 @@ memory_app = typer.Typer(
     no_args_is_help=True,
 )
 
+#: The store ``--db`` names when it is not given: the demo's SQLite file, when it exists here.
+DEMO_DB = ".inferact-demo.sqlite"
+
 DbOption = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--db",
-        help="A SQLite file, a PostgreSQL DSN (postgresql://...) or a LangGraph server URL.",
+        help="A SQLite file, a PostgreSQL DSN (postgresql://...) or a LangGraph server URL "
+        "(e.g. http://127.0.0.1:2024 for langgraph dev). Default: the demo's "
+        f"{DEMO_DB}, when it exists in this directory.",
     ),
 ]
 UserOption = Annotated[
     str | None, typer.Option("--user", help="Only this user's feedback (their user id).")
 ]
 SharedOption = Annotated[
-    bool, typer.Option("--shared", help="Only the feedback of runs that name no user.")
+    bool, typer.Option("--shared", metavar="", help="Only the feedback of runs that name no user.")
 ]
 OwnerOption = Annotated[
     str | None,
@@ -126,6 +131,30 @@ class _ServerStore:
             self.client.store.delete_item(list(namespace), key)
 
 
+def resolve_db(db: str | None, *, cwd: Path | None = None) -> str:
+    """The store to open: ``db`` when given, else the demo's database when it exists.
+
+    Raises:
+        typer.BadParameter: No ``--db`` and no demo database in ``cwd``: the message lists
+            what ``--db`` may name.
+
+    Example:
+        >>> resolve_db("postgresql://localhost/app")
+        'postgresql://localhost/app'
+    """
+    if db is not None:
+        return db
+    if ((cwd or Path.cwd()) / DEMO_DB).is_file():
+        typer.echo(f"reading {DEMO_DB} (the demo's database; --db names another)", err=True)
+        return DEMO_DB
+    raise typer.BadParameter(
+        f"no --db given and no {DEMO_DB} (the demo's database) in this directory: give --db, "
+        "a SQLite file, a PostgreSQL DSN (postgresql://...) or the URL of the LangGraph "
+        "server that runs your graphs (e.g. http://127.0.0.1:2024 for langgraph dev)",
+        param_hint="--db",
+    )
+
+
 @contextmanager
 def open_store(db: str) -> Iterator[Any]:
     """The store ``--db`` names (a SQLite file, a PostgreSQL DSN or a server URL).
@@ -175,16 +204,18 @@ def _when(entry: dict[str, Any]) -> str:
 
 @memory_app.command("list")
 def list_command(
-    db: DbOption,
+    db: DbOption = None,
     user: UserOption = None,
     shared: SharedOption = False,
     owner: OwnerOption = None,
     task: TaskOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="One JSON object per line.")
+    ] = False,
 ) -> None:
     """List remembered feedback: owner, task, tool and the human's words."""
     who = owner_of(user, shared, owner)
-    with open_store(db) as store:
+    with open_store(resolve_db(db)) as store:
         entries = FeedbackMemory().list_entries(store, owner=who, task=task)
     for entry in entries:
         if as_json:
@@ -202,15 +233,18 @@ def list_command(
 
 @memory_app.command("clear")
 def clear_command(
-    db: DbOption,
+    db: DbOption = None,
     user: UserOption = None,
     shared: SharedOption = False,
     owner: OwnerOption = None,
     task: TaskOption = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
+    ] = False,
 ) -> None:
     """Delete remembered feedback (every owner's, unless --user/--shared/--owner/--task)."""
     who = owner_of(user, shared, owner)
+    db = resolve_db(db)
     scope = " and ".join(
         x
         for x in (

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.config import get_config
 from langgraph.errors import _mark_invalid_resume
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
@@ -54,9 +55,11 @@ from inferact_langgraph.review import (
     InferActReviewInfo,
     ReviewConfig,
     ReviewRequest,
+    inbox_link,
     is_decision_type,
     resume_error,
     resume_schema,
+    review_description,
 )
 from inferact_langgraph.scope import (
     MEMORY_ID,
@@ -78,6 +81,16 @@ __all__ = [
 logger = logging.getLogger("inferact_langgraph")
 
 SUPERSEDED = "The user sent a new message instead of answering the review of this call."
+
+
+def _thread_id() -> str | None:
+    """The thread of the running graph step (None outside one), for the inbox link."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a runnable context
+        return None
+    thread = configurable.get("thread_id")
+    return None if thread is None else str(thread)
 
 
 def memory_message(text: str) -> HumanMessage:
@@ -252,18 +265,10 @@ class ReviewProtocol:
         """The interrupt value for these flagged calls (a ``HITLRequest`` plus ``inferact``)."""
         action_requests: list[ActionRequest] = []
         review_configs: list[ReviewConfig] = []
+        link = inbox_link(_thread_id())
         for r in records:
             verdict = r.get("verdict") or {}
-            if r.get("error"):
-                why = f"The critic could not check this call ({r['error']}); a human must decide."
-            else:
-                why = (
-                    f"InferAct doubts this call: p(user's task) = {r['score']:.2f} "
-                    f"< threshold {r['threshold']:.2f}."
-                )
-                if verdict.get("uncalibrated_score") is not None:
-                    why += f" (calibrated; raw score {verdict['uncalibrated_score']:.2f})"
-            description = "\n".join(x for x in (r.get("description"), why) if x)
+            description = review_description(r, link=link)
             info: InferActReviewInfo = {
                 "tool_call_id": r["tool_call_id"],
                 "ai_message_id": r.get("ai_message_id"),

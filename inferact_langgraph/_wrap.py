@@ -72,6 +72,7 @@ from inferact_langgraph._options import (
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._reviewing import memory_message
+from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import UnauthorizedCriticalCall, UnsupportedGraphError
 from inferact_langgraph.memory import FeedbackMemory
@@ -98,7 +99,7 @@ def build_critic(
     threshold: float | None = None,
     preset: str = "generic",
     cache: Any = None,
-    calibration: Any = None,
+    calibration: Any = DEFAULT_CALIBRATION,
 ) -> Critic:
     """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
 
@@ -131,7 +132,7 @@ def build_critic(
             raise ValueError("pass either model= (InferAct on that model) or critic=, not both")
         if threshold is not None:
             raise ValueError("threshold= goes to the critic you built: Critic(..., threshold=...)")
-        if calibration is not None:
+        if not (isinstance(calibration, str) and calibration == DEFAULT_CALIBRATION):
             raise ValueError(
                 "calibration= goes to the critic you built, with its threshold: "
                 'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
@@ -487,7 +488,7 @@ def with_inferact(
     threshold: float | None = None,
     preset: str = "generic",
     cache: Any = None,
-    calibration: Any = None,
+    calibration: Any = DEFAULT_CALIBRATION,
     critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
     checkpointer: Any = None,
     store: Any = None,
@@ -515,10 +516,12 @@ def with_inferact(
         preset: InferAct's prompt preset when built from ``model``.
         cache: ``True`` (in memory) or a verdict store: an identical pending call (same task
             and action chain, e.g. after a retried step) is answered without a model call.
-        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
-            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
-            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
-            it to that critic instead (``make_critic(..., calibration=...)``).
+        calibration: With ``model``: ``"default"`` (the calibration shipped for the preset,
+            fitted on a capable model's answers: docs/quality.md), a
+            :class:`~inferact_langgraph.calibration.Calibration` or the path of its file
+            (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track),
+            so ``threshold`` is a probability; ``None`` for the raw score. With ``critic=``,
+            give it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical (for tools you do not own), or names
             mapped to :class:`~inferact_langgraph.CriticalSpec`. Adds to ``@critical``.
         checkpointer: Required for interrupts (default: the compiled graph's own, if any). A

@@ -40,9 +40,11 @@ from typing import Any, Literal
 from inferact_langgraph.errors import InferActError
 
 __all__ = [
+    "DEFAULT",
     "METHODS",
     "Calibration",
     "CalibrationError",
+    "default_calibration",
     "fit_calibration",
     "load_calibration",
 ]
@@ -51,6 +53,11 @@ Method = Literal["platt", "platt-logit", "isotonic"]
 METHODS: tuple[str, ...] = ("platt", "platt-logit", "isotonic")
 FORMAT = "inferact-calibration"
 VERSION = 1
+DEFAULT = "default"
+"""``calibration=DEFAULT`` (every critic's default): the calibration shipped for the critic
+and its preset (:func:`default_calibration`), or none where none is shipped."""
+#: Where the shipped calibrations live: ``<critic>-<preset>.json`` (see its README.md).
+SHIPPED_DIR = Path(__file__).resolve().parent / "calibrations"
 _EPS = 1e-4  # scores are clipped to [eps, 1 - eps] before taking log-odds
 _TIE_BREAK = 1e-6
 _ISOTONIC_MARGIN = 1e-3
@@ -254,6 +261,25 @@ def load_calibration(
         "calibration must be a Calibration, the path of a calibration JSON file (written by "
         f"`inferact eval` or Calibration.save) or None; got {type(value).__name__}"
     )
+
+
+def default_calibration(critic: str, preset: str) -> Calibration | None:
+    """The calibration shipped for a critic and a preset, fitted on a capable model's answers.
+
+    ``inferact`` and ``standard`` ship one for the ``generic`` preset (fitted on the tau-bench
+    airline dev records) and for ``hotpotqa`` (the 90 HotPotQA trajectories), so that their
+    default ``threshold=0.5`` means "flag when P(on track) < 0.5". Other critics and presets
+    have none (``None``): their raw score meets the threshold. ``calibration_files/README.md``
+    says how each was fitted; ``scripts/fit_default_calibrations.py`` fits them again.
+
+    Example:
+        >>> default_calibration("inferact", "generic").method in METHODS
+        True
+        >>> default_calibration("scripted", "generic") is None
+        True
+    """
+    path = SHIPPED_DIR / f"{critic}-{preset}.json"
+    return Calibration.load(path) if path.is_file() else None
 
 
 # ---------------------------------------------------------------------- fitting

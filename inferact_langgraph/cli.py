@@ -28,6 +28,8 @@ app = typer.Typer(
 )
 
 EXIT_INTERRUPTED = 130
+#: The metavar of an on/off flag: nothing, so the help shows no value to type after it.
+FLAG = ""
 #: ``inferact eval``: every check of some critic failed (endpoint down, bad model ...).
 EXIT_CHECKS_FAILED = 1
 
@@ -126,6 +128,25 @@ def _check_sqlite_file(path: Path, flag: str) -> None:
             path.unlink()  # the probe created an empty file: leave no trace
 
 
+#: Exit code of a command whose optional extra is not installed (as for a usage error).
+EXIT_MISSING_EXTRA = 2
+
+
+def _require_eval_extra(command: str) -> None:
+    """Import the evaluation harness, or print what to install and exit 2 (no traceback)."""
+    try:
+        import inferact_langgraph.eval  # noqa: F401
+    except ImportError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
+        missing = getattr(cause, "name", None) or "a module"
+        typer.echo(
+            f"error: `inferact {command}` needs the [eval] extra ({missing} is missing): "
+            "pip install 'inferact-langgraph[eval]'",
+            err=True,
+        )
+        raise typer.Exit(EXIT_MISSING_EXTRA) from None
+
+
 def _check_cache(path: Path) -> None:
     """``--cache`` is a usable verdict cache (an existing one, or a new file)."""
     from inferact_langgraph.cache import CacheError, VerdictCache
@@ -160,8 +181,10 @@ def eval_command(
         list[str],
         typer.Option(
             "--critic",
-            help="Critic spec, repeatable: inferact, standard, self_consistency, "
-            "multistep, multistep:<min|max|mean|product>.",
+            metavar="SPEC",
+            help="A critic to measure; repeatable, e.g. --critic inferact --critic standard. "
+            "SPEC is one of inferact, standard, self_consistency, multistep, "
+            "multistep:<min|max|mean|product>.",
         ),
     ],
     model: Annotated[
@@ -181,7 +204,9 @@ def eval_command(
     ] = "generic",
     risk_aware: Annotated[
         bool,
-        typer.Option("--risk-aware", help="Add the paper's risk-aware sentence to every check."),
+        typer.Option(
+            "--risk-aware", metavar=FLAG, help="Add the paper's risk-aware sentence to every check."
+        ),
     ] = False,
     dev_split: Annotated[
         float | None,
@@ -202,7 +227,9 @@ def eval_command(
             "--cache", dir_okay=False, help="Verdict cache (SQLite): resume and re-run for free."
         ),
     ] = Path(".inferact-cache.sqlite"),
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", metavar=FLAG, help="Do not use the cache.")
+    ] = False,
     on_bad_record: Annotated[
         OnBadRecord,
         typer.Option(
@@ -230,7 +257,9 @@ def eval_command(
     progress: Annotated[
         bool,
         typer.Option(
-            "--progress/--no-progress", help="Progress bar with running calls and tokens."
+            "--progress/--no-progress",
+            metavar=FLAG,
+            help="Progress bar with running calls and tokens.",
         ),
     ] = True,
     out: Annotated[
@@ -246,6 +275,7 @@ def eval_command(
         bool,
         typer.Option(
             "--calibrate/--no-calibrate",
+            metavar=FLAG,
             help="Fit a calibration (score -> P(on track)) per critic: on the dev part with "
             "--dev-split, measured on the held-out part (ECE, Brier before and after).",
         ),
@@ -279,6 +309,7 @@ def eval_command(
     ] = None,
 ) -> None:
     """Measure critics on labelled trajectories (paper Table 1, Table 3, Appendix D)."""
+    _require_eval_extra("eval")
     from rich.console import Console
 
     from inferact_langgraph import _factory as factory
@@ -397,12 +428,28 @@ def demo_command(
     auto_feedback: Annotated[
         bool,
         typer.Option(
-            "--auto-feedback", help="A simulated human rejects with feedback (unattended runs)."
+            "--auto-feedback",
+            metavar=FLAG,
+            help="A simulated human rejects with feedback (unattended runs).",
         ),
     ] = False,
     thread: Annotated[
-        str | None, typer.Option("--thread", help="Resume this thread (from --db).")
+        str | None,
+        typer.Option(
+            "--thread",
+            help="Resume this thread (from --db) where it stopped; a finished thread is only "
+            "shown (its decisions and outcome), never run again.",
+        ),
     ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            metavar=FLAG,
+            help="Forget the feedback remembered for this task in --db first, so the actor "
+            "starts without it.",
+        ),
+    ] = False,
     db: Annotated[
         Path,
         typer.Option(
@@ -425,6 +472,7 @@ def demo_command(
             auto_feedback=auto_feedback,
             thread=thread,
             db=db,
+            fresh=fresh,
         )
     except DemoError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -439,7 +487,12 @@ def trials_command(
     ] = "all",
     critic: Annotated[
         list[str] | None,
-        typer.Option("--critic", help="Critic spec, repeatable (default: inferact)."),
+        typer.Option(
+            "--critic",
+            metavar="SPEC",
+            help="A critic to run; repeatable, e.g. --critic inferact --critic standard "
+            "(default: inferact).",
+        ),
     ] = None,
     model: Annotated[
         str | None,
@@ -463,14 +516,21 @@ def trials_command(
     max_trials: Annotated[int, typer.Option("--max-trials", min=1, help="Trials per task.")] = 3,
     upper_bound: Annotated[
         bool,
-        typer.Option("--upper-bound/--no-upper-bound", help="Also run the post-execution bound."),
+        typer.Option(
+            "--upper-bound/--no-upper-bound",
+            metavar=FLAG,
+            help="Also run the post-execution bound.",
+        ),
     ] = True,
-    plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write trials.png.")] = True,
+    plot: Annotated[
+        bool, typer.Option("--plot/--no-plot", metavar=FLAG, help="Write trials.png.")
+    ] = True,
     out: Annotated[
         Path, typer.Option("--out", file_okay=False, help="Directory for trials.json / .png.")
     ] = Path("trials"),
 ) -> None:
     """Success rate over trials with a critic and a simulated human (paper Table 2, Figure 4)."""
+    _require_eval_extra("trials")
     from inferact_langgraph.eval.trials import TrialsError, trials_main
 
     try:

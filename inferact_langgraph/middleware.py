@@ -66,6 +66,7 @@ from inferact_langgraph._options import (
 )
 from inferact_langgraph._provenance import mark_tool_output
 from inferact_langgraph._wrap import build_critic
+from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
 from inferact_langgraph.critics.base import Critic
 from inferact_langgraph.errors import ResumeError, UnauthorizedCriticalCall
 from inferact_langgraph.memory import FeedbackMemory, MemoryContext
@@ -102,10 +103,12 @@ class InferActMiddleware(AgentMiddleware):
         preset: InferAct's prompt preset when built from ``model``.
         cache: ``True`` (in memory) or a verdict store: identical pending calls are not
             checked twice.
-        calibration: With ``model``: a :class:`~inferact_langgraph.calibration.Calibration`
-            or the path of its file (``inferact eval`` writes one per critic) mapping InferAct's
-            score to P(on track), so ``threshold`` is a probability. With ``critic=``, give
-            it to that critic instead (``make_critic(..., calibration=...)``).
+        calibration: With ``model``: ``"default"`` (the calibration shipped for the preset,
+            fitted on a capable model's answers: docs/quality.md), a
+            :class:`~inferact_langgraph.calibration.Calibration` or the path of its file
+            (``inferact eval`` writes one per critic) mapping InferAct's score to P(on track),
+            so ``threshold`` is a probability; ``None`` for the raw score. With ``critic=``,
+            give it to that critic instead (``make_critic(..., calibration=...)``).
         critical: Names of tools to treat as critical, or names mapped to specs; tools marked
             with ``@critical`` are found by themselves.
         on_critic_error: ``"interrupt"`` (default: fail closed), ``"block"`` or ``"allow"``.
@@ -149,7 +152,7 @@ class InferActMiddleware(AgentMiddleware):
         threshold: float | None = None,
         preset: str = "generic",
         cache: Any = None,
-        calibration: Any = None,
+        calibration: Any = DEFAULT_CALIBRATION,
         critical: Iterable[str] | Mapping[str, CriticalSpec] | None = None,
         on_critic_error: OnCriticError = "interrupt",
         on_reject: OnReject = "continue",
@@ -249,10 +252,10 @@ class InferActMiddleware(AgentMiddleware):
             return response
         return _extend(response, self.guard.check(state))
 
-    # Off-path cost (issue 13): the async hooks are plain functions that return an awaitable.
+    # Off-path cost: the async hooks are plain functions that return an awaitable.
     # create_agent wraps every wrap hook in langsmith's ``traceable``; for an ``async def``
     # that wrapper runs its bookkeeping in a worker thread, twice a call, even with tracing
-    # off (130-180 µs a hook a step on 2 cores); for a plain function it runs inline.
+    # off; for a plain function it runs inline.
     # Everything is awaited by the caller as before (LangChain's chains ``await`` the result).
     # With LangSmith tracing on, the hook's own span closes when it returns the awaitable;
     # the model and tool runs it wraps are still traced, under the step instead of the hook.
@@ -475,9 +478,9 @@ class InferActMiddleware(AgentMiddleware):
         return self._command(result, update)
 
 
-# Off-path cost (issue 13): langsmith's ``traceable``, which create_agent wraps around every
-# wrap hook, computes the hook's signature on every call (about 7 µs for a method); a
-# precomputed ``__signature__`` (the same signature) makes that a lookup.
+# Off-path cost: langsmith's ``traceable``, which create_agent wraps around every wrap hook,
+# computes the hook's signature on every call; a precomputed ``__signature__`` (the same
+# signature) makes that a lookup.
 for _name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
     _hook = vars(InferActMiddleware)[_name]
     _hook.__signature__ = inspect.signature(_hook)

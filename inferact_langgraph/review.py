@@ -27,6 +27,9 @@ Example:
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeGuard, Union, get_args
@@ -44,8 +47,10 @@ from pydantic import AfterValidator, BeforeValidator, Discriminator, TypeAdapter
 from typing_extensions import TypedDict
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.prompts import option_labels
 
 __all__ = [
+    "INBOX_LINK_LABEL",
     "ActionRequest",
     "ApproveDecision",
     "Decision",
@@ -58,8 +63,10 @@ __all__ = [
     "RespondDecision",
     "ReviewConfig",
     "ReviewRequest",
+    "inbox_link",
     "parse_resume",
     "resume_schema",
+    "review_description",
 ]
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
@@ -74,6 +81,121 @@ EXPECTED_SHAPE = (
     '{"type": "respond", "message": str}; or the shorthands True (approve all), '
     "False (reject all) or a string (reject all with that feedback)"
 )
+
+
+INBOX_URL_ENV = "INFERACT_INBOX_URL"
+"""The inbox page's address (e.g. ``https://agents.example.com/inferact/inbox``), for review
+descriptions to link to. Unset, it is found when the guard runs inside a LangGraph server that
+serves the inbox app (``"http": {"app": "inferact_langgraph.inbox:app"}``)."""
+INBOX_LINK_LABEL = "Review it with every detail in the inbox: "
+"""How a description's last line names the thread's inbox page."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_JUSTIFICATION_CHARS = 320
+
+
+def inbox_link(thread_id: str | None) -> str | None:
+    """The inbox page of ``thread_id``'s review, or ``None`` when no inbox is served.
+
+    The page's address is ``INFERACT_INBOX_URL`` when set; else, inside a LangGraph server
+    whose ``langgraph.json`` serves ``inferact_langgraph.inbox:app``, the server's own address
+    (``LANGGRAPH_API_URL``) with the inbox's default path.
+
+    Example:
+        >>> import os
+        >>> os.environ["INFERACT_INBOX_URL"] = "https://agents.example.com/inferact/inbox"
+        >>> inbox_link("t 1")
+        'https://agents.example.com/inferact/inbox#/thread/t%201'
+        >>> del os.environ["INFERACT_INBOX_URL"]
+    """
+    if not thread_id:
+        return None
+    page = os.environ.get(INBOX_URL_ENV, "").strip().rstrip("/")
+    if not page:
+        server = os.environ.get("LANGGRAPH_API_URL", "").strip().rstrip("/")
+        try:
+            http = json.loads(os.environ.get("LANGGRAPH_HTTP") or "null") or {}
+        except ValueError:
+            http = {}
+        app = http.get("app") if isinstance(http, Mapping) else None
+        if not server or not (isinstance(app, str) and app.startswith("inferact_langgraph.inbox")):
+            return None
+        page = f"{server}/inferact/inbox"
+    from urllib.parse import quote
+
+    return f"{page}#/thread/{quote(str(thread_id), safe='')}"
+
+
+def _short(text: str, sentences: int = 2) -> str:
+    """The first ``sentences`` sentences of ``text`` on one line, at most a few hundred chars."""
+    flat = " ".join(text.split())
+    head = " ".join(_SENTENCE_END.split(flat)[:sentences])
+    if len(head) > _JUSTIFICATION_CHARS:
+        head = head[: _JUSTIFICATION_CHARS - 1].rstrip() + "…"
+    return head
+
+
+def review_description(record: Mapping[str, Any], *, link: str | None = None) -> str:
+    """The ``description`` of a doubtful call's action request, for any HITL review UI.
+
+    Agent Chat UI and Agent Inbox show only an action request's ``description``, so it says
+    why in a few readable lines: the score against the threshold (or why the critic failed),
+    the user's task the call was judged against, the task the critic found most likely from
+    the agent's actions with its probability, the critic's justification in one or two
+    sentences, and ``link`` (the thread's inbox page) when given.
+
+    Args:
+        record: The guard's check record of the call (see :class:`~inferact_langgraph.records.
+            CheckRecord`).
+        link: Where to review the call with every detail (:func:`inbox_link`).
+
+    Example:
+        >>> record = {"score": 0.1, "threshold": 0.5, "task": "66x66 inch shades",
+        ...           "options": ["a custom size shade", "66x66 inch shades"],
+        ...           "option_probs": {"A": 0.8, "B": 0.1},
+        ...           "verdict": {"inferred_tasks": ["a custom size shade"],
+        ...                       "justification": "It bought B0SHDCUSTM. That is custom."}}
+        >>> print(review_description(record))
+        InferAct doubts this call: p(user's task) = 0.10 < threshold 0.50.
+        Judged against the user's task: "66x66 inch shades"
+        Most likely task, from the agent's actions (p = 0.80): "a custom size shade"
+        Critic: It bought B0SHDCUSTM. That is custom.
+    """
+    raw_verdict = record.get("verdict")
+    verdict: Mapping[str, Any] = raw_verdict if isinstance(raw_verdict, Mapping) else {}
+    lines = [str(record["description"])] if record.get("description") else []
+    if record.get("error"):
+        lines.append(
+            f"The critic could not check this call ({record['error']}); a human must decide."
+        )
+    else:
+        why = (
+            f"InferAct doubts this call: p(user's task) = {record['score']:.2f} "
+            f"< threshold {record['threshold']:.2f}."
+        )
+        if verdict.get("uncalibrated_score") is not None:
+            why += f" (calibrated; raw score {verdict['uncalibrated_score']:.2f})"
+        lines.append(why)
+    if record.get("task"):
+        lines.append(f'Judged against the user\'s task: "{_short(str(record["task"]), 3)}"')
+    inferred = [str(t) for t in verdict.get("inferred_tasks") or []]
+    options = [str(o) for o in record.get("options") or []]
+    probs = record.get("option_probs") or {}
+    labelled = [
+        (probs.get(label), text)
+        for label, text in zip(option_labels(len(options)), options, strict=True)
+        if text in inferred
+    ]
+    rated = [(p, text) for p, text in labelled if isinstance(p, int | float)]
+    if rated:
+        p, text = max(rated, key=lambda pair: pair[0])
+        lines.append(f'Most likely task, from the agent\'s actions (p = {p:.2f}): "{_short(text)}"')
+    elif inferred:
+        lines.append(f'Most likely task, from the agent\'s actions: "{_short(inferred[0])}"')
+    if verdict.get("justification"):
+        lines.append(f"Critic: {_short(str(verdict['justification']))}")
+    if link:
+        lines.append(f"{INBOX_LINK_LABEL}{link}")
+    return "\n".join(lines)
 
 
 def is_decision_type(value: object) -> TypeGuard[DecisionType]:

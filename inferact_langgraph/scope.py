@@ -1,11 +1,24 @@
 """Which task a critical call is judged against, and on which actions: the scope of a check.
 
-In a chat, one thread holds many requests. By default (``scope="request"``) the user's real
-task t* is the user's *newest* request, and the action chain S is what the agent did since
-that request: a later "now transfer 500 dollars to Bob" is judged against itself, on its own
-actions, never against the thread's first request. ``scope="thread"`` judges every call
-against all the user's requests, listed in order, on every action of the thread. A
-``task_extractor`` (``state -> str``) replaces the task text in either scope.
+In a chat, one thread holds many requests, and one request spans several messages: the ask,
+then the ids, the choices among the options the agent offered, and the confirmation. By default
+(``scope="request"``) the user's real task t* is the user's *current request*: every message of
+theirs since the request began, one per line, so that "Yes, please go ahead" is judged together
+with what it confirms. The action chain S is what the agent did since the request began.
+
+A new request begins at a user message that follows a *finished* action: a call to a critical
+tool that ran (its answer is not an error) since the user's previous message, after which the
+agent did not ask the user anything (its last reply is not a question, other than a closing
+"anything else I can help with?"), or the user wrote it instead of answering a pending review.
+So "email the Q3 numbers to Dana", answered "Sent.", then
+"now transfer 500 dollars to Bob" are two requests: the transfer is judged against itself, on
+its own actions, and an e-mail sent again is judged against the transfer. While the agent is
+still asking (which flight? shall I proceed?) the user's answers continue the request. The
+rule is deterministic and costs nothing: no model call decides where a request begins.
+
+``scope="thread"`` judges every call against all the user's requests, listed in order, on every
+action of the thread. A ``task_extractor`` (``state -> str``) replaces the task text in either
+scope.
 
 A human message counts as a request of the user unless InferAct put it there (earlier
 feedback, :func:`is_injected`) or a tool did. A tool's human message (a page or an image a tool
@@ -26,12 +39,23 @@ Example:
     ...     AIMessage("", tool_calls=[{"name": "transfer", "args": {"to": "Bob"}, "id": "t1"}]),
     ... ]
     >>> state = {"messages": msgs}
-    >>> locator = TaskLocator()
+    >>> locator = TaskLocator(critical_tools={"send_email", "transfer"})
     >>> locator.task(state)
     'now transfer 500 dollars to Bob'
     >>> [s.tool_name for s in locator.trajectory(state, "t1").steps]
     ['transfer']
-    >>> print(TaskLocator(scope="thread").task(state))
+    >>> chat = [
+    ...     HumanMessage("book me the cheapest flight to Seattle on May 20"),
+    ...     AIMessage("HAT136 at 7pm for $152 or HAT218 at 6pm for $158. Which one?"),
+    ...     HumanMessage("HAT136"),
+    ...     AIMessage("Booking HAT136 with your card 7447. Shall I proceed?"),
+    ...     HumanMessage("yes"),
+    ... ]
+    >>> print(locator.task({"messages": chat}))
+    book me the cheapest flight to Seattle on May 20
+    HAT136
+    yes
+    >>> print(TaskLocator(scope="thread", critical_tools={"send_email"}).task(state))
     The user's requests in this conversation, in order:
     1. e-mail the Q3 numbers to our CFO
     2. now transfer 500 dollars to Bob
@@ -39,7 +63,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+import re
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -56,7 +82,7 @@ MEMORY_NAME = "inferact_memory"
 """The ``name`` of the message that carries earlier feedback into the actor's input."""
 MEMORY_ID = "do-not-render-inferact-memory"
 """Its id: Agent Chat UI does not render a message whose id starts with ``do-not-render-``."""
-# Ids of memory messages written into state by versions before 0.3 (still never a request).
+# The id prefix of memory messages in threads saved with the old naming (never a request).
 _LEGACY_MEMORY_PREFIX = "inferact-memory-"
 # Tool answers written when the user sent a new message instead of answering a review
 # (reviewing.ReviewProtocol.supersede_pending): a human message after them is the user's.
@@ -67,9 +93,8 @@ SUPERSEDED_ID_PREFIX = "inferact-superseded-"
 def is_injected(message: Any) -> bool:
     """Whether a message is InferAct's own (earlier feedback), never the user's words."""
     ident = str(getattr(message, "id", None) or "")
-    return (
-        getattr(message, "name", None) == MEMORY_NAME
-        or ident.startswith((MEMORY_ID, _LEGACY_MEMORY_PREFIX))
+    return getattr(message, "name", None) == MEMORY_NAME or ident.startswith(
+        (MEMORY_ID, _LEGACY_MEMORY_PREFIX)
     )
 
 
@@ -144,6 +169,67 @@ def request_positions(messages: Sequence[BaseMessage]) -> list[int]:
     ]
 
 
+# The closing offers that end an agent's reply without asking the user anything about the
+# request ("Is there anything else I can help you with?"): a message after one starts anew.
+_CLOSING_OFFER = re.compile(
+    r"\b(anything else|something else|any other (questions?|requests?|help)|"
+    r"further (assistance|help|questions?)|else (can|may|could) i|help you with today)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_the_user(message: AIMessage) -> bool:
+    """Whether the agent's reply waits for the user's answer (a question, not a closing offer)."""
+    text = _text_of(message.content).strip().rstrip("\"')*_ ")
+    if not text.endswith("?"):
+        return False
+    questions = [q for q in re.split(r"(?<=[.!?])\s+", text) if q.rstrip().endswith("?")]
+    # "Shall I book it, or is there anything else I can help with?" still asks about the booking.
+    parts = [part for q in questions for part in re.split(r",?\s+or\s+", q)]
+    return not all(_CLOSING_OFFER.search(part) for part in parts)
+
+
+def _finished_an_action(messages: Sequence[BaseMessage], critical_tools: Container[str]) -> bool:
+    """Whether a critical call among ``messages`` ran (answered, and not with an error)."""
+    critical_calls = {
+        str(call.get("id"))
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call.get("name") in critical_tools
+    }
+    return any(
+        isinstance(message, ToolMessage)
+        and str(message.tool_call_id) in critical_calls
+        and message.status != "error"
+        and not _superseded(message)
+        for message in messages
+    )
+
+
+def request_start_positions(
+    messages: Sequence[BaseMessage], critical_tools: Container[str] = frozenset()
+) -> list[int]:
+    """The positions of the user's messages that begin a request, oldest first.
+
+    Every other request position continues the request before it (an answer to the agent's
+    question, a choice, a confirmation). A message begins a new request when a critical call
+    ran since the user's previous message and the agent's last reply before it asks nothing,
+    or when the user wrote it instead of deciding a pending review (the skipped calls were
+    closed with InferAct's "superseded" answers).
+    """
+    positions = request_positions(messages)
+    starts = positions[:1]
+    for previous, position in itertools.pairwise(positions):
+        between = messages[previous + 1 : position]
+        replies = [m for m in between if isinstance(m, AIMessage) and not m.tool_calls]
+        asked = bool(replies) and _asks_the_user(replies[-1])
+        skipped = any(isinstance(m, ToolMessage) and _superseded(m) for m in between)
+        if skipped or (_finished_an_action(between, critical_tools) and not asked):
+            starts.append(position)
+    return starts
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskLocator:
     """Finds the user's task t* and the window of messages the action chain S is read from.
@@ -151,6 +237,8 @@ class TaskLocator:
     Args:
         scope: ``"request"`` (default) or ``"thread"``.
         task_extractor: ``state -> str``, the task text instead of the user's request(s).
+        critical_tools: The names of the critical tools: a call to one that ran ends a request
+            (the guard passes its live registry, so tools it learns later count too).
 
     Raises:
         ValueError: An unknown scope, or an extractor that is not callable.
@@ -158,6 +246,7 @@ class TaskLocator:
 
     scope: Scope = "request"
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
+    critical_tools: Container[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.scope not in get_args(Scope):
@@ -171,16 +260,26 @@ class TaskLocator:
         return "custom" if self.task_extractor is not None else self.scope
 
     def requests(self, state: Any) -> list[str]:
-        """The texts of the user's requests in the thread, oldest first."""
+        """The texts of the user's requests in the thread, oldest first, one per request.
+
+        A request's text is its messages, one per line.
+        """
         messages = messages_of(state)
-        return [_text_of(messages[i].content) for i in request_positions(messages)]
+        positions = request_positions(messages)
+        starts = request_start_positions(messages, self.critical_tools)
+        grouped: list[list[str]] = []
+        for position in positions:
+            if position in starts or not grouped:
+                grouped.append([])
+            grouped[-1].append(_text_of(messages[position].content))
+        return ["\n".join(texts) for texts in grouped]
 
     def start(self, messages: Sequence[BaseMessage]) -> int:
-        """Where the window starts: the newest request (or the first, in thread scope)."""
-        positions = request_positions(messages)
-        if not positions:
+        """Where the window starts: the current request's first message (thread: the first)."""
+        starts = request_start_positions(messages, self.critical_tools)
+        if not starts:
             return 0
-        return positions[0] if self.scope == "thread" else positions[-1]
+        return starts[0] if self.scope == "thread" else starts[-1]
 
     def window(self, state: Any) -> list[BaseMessage]:
         """The messages S is read from: from the request in scope to the newest message."""

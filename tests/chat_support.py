@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from guard_helpers import ShopState, build_graph
+from guard_helpers import KINDS, MIDDLEWARE_KINDS, ShopState, build_graph, review_in
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 
 from inferact_langgraph import InferActMiddleware, with_inferact
 
-#: ``with_inferact`` over three graph kinds, then ``InferActMiddleware`` in both review modes.
-KINDS = ["create_agent", "react_agent", "builder", "after_model", "tool_call"]
+__all__ = ["KINDS", "ChatState", "cfg", "guarded"]
 
 #: A state of messages only (what the hand-written graphs of the chat tests use).
 ChatState = ShopState
@@ -25,13 +24,13 @@ def guarded(
     """A guarded agent of the given kind over ``tools``, with a fresh ``InMemorySaver`` unless
     ``checkpointer`` is given (``None`` for none); ``options`` go to the guard."""
     saver = InMemorySaver() if checkpointer == "new" else checkpointer
-    if kind in ("after_model", "tool_call"):
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             actor,
             tools,
             checkpointer=saver,
             store=options.pop("store", None),
-            middleware=[InferActMiddleware(critic=critic, review_in=kind, **options)],
+            middleware=[InferActMiddleware(critic=critic, review_in=review_in(kind), **options)],
         )
     graph = build_graph(kind, actor, tools)
     return with_inferact(graph, critic=critic, checkpointer=saver, **options)

@@ -19,6 +19,31 @@ PAPER_APPENDIX_A = TEST_DATA / "inferact-2024-appendix-a.txt"
 PAPER_APPENDIX_A_FIRST_LINE = 235
 
 
+#: Characters rich draws around Typer's error boxes; never part of a message.
+_BOX_CHARS = "│╭╮╰╯─┃┏┓┗┛━"
+
+
+def says(output: str, phrase: str) -> bool:
+    """Whether a CLI's output contains ``phrase`` however the terminal wrapped it.
+
+    Rich wraps a long error inside its box at the terminal's width, folding a path mid-word,
+    so the phrase is compared with the box characters and all white space removed.
+    """
+    squeezed = "".join(ch for ch in output if ch not in _BOX_CHARS)
+    return "".join(phrase.split()) in "".join(squeezed.split())
+
+
+@pytest.fixture(autouse=True)
+def _fixed_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test sees the same terminal width, whatever terminal runs the suite.
+
+    Rich (through Typer) wraps at ``COLUMNS``; pinning it keeps a test's output the same in an
+    80-column terminal, a wide one and CI. Tests that check wrapping set their own width.
+    """
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.delenv("LINES", raising=False)
+
+
 def read_jsonl(path: Path) -> list[dict]:
     """The JSON objects of a JSONL file, one per non-blank line."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

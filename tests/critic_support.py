@@ -10,8 +10,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.critics import Critic
 from inferact_langgraph.testing import ScriptedChatModel
 

@@ -1,4 +1,4 @@
-"""Shared builders for the guard tests: a tiny shop with a side-effect ledger, three graph kinds."""
+"""Shared builders for the guard tests: a tiny shop with a side-effect ledger, the graph kinds."""
 
 from __future__ import annotations
 
@@ -17,6 +17,23 @@ from inferact_langgraph import critical
 from inferact_langgraph.testing import ScriptedChatModel
 
 LEDGER: list[dict[str, Any]] = []
+
+#: Every kind of guarded graph the tests run on: ``with_inferact`` over three graph kinds,
+#: then ``InferActMiddleware`` reviewing after the model step and inside the tool call.
+WRAPPED_KINDS = ["builder", "react_agent", "create_agent"]
+MIDDLEWARE_KINDS = ["middleware", "middleware_tool_call"]
+KINDS = WRAPPED_KINDS + MIDDLEWARE_KINDS
+#: The kinds that review a model step's doubtful calls together, in one interrupt, and can end
+#: or restart the run on a rejection; the tool-call middleware reviews each call in its own
+#: tool task and supports ``on_reject="continue"`` only.
+STEP_REVIEW_KINDS = [kind for kind in KINDS if kind != "middleware_tool_call"]
+
+
+def review_in(kind: str) -> str:
+    """The ``review_in`` of ``InferActMiddleware`` for one of :data:`MIDDLEWARE_KINDS`."""
+    if kind not in MIDDLEWARE_KINDS:
+        raise ValueError(f"{kind!r} is not a middleware kind: {MIDDLEWARE_KINDS}")
+    return "tool_call" if kind == "middleware_tool_call" else "after_model"
 
 
 @tool

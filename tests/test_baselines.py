@@ -47,7 +47,7 @@ def trajectory() -> Trajectory:
 )
 async def test_standard_eval(answer, score, flagged):
     model = ScriptedChatModel(replies=[answer])
-    verdict = await StandardEvalCritic(model=model).aevaluate(trajectory())
+    verdict = await StandardEvalCritic(calibration=None, model=model).aevaluate(trajectory())
     assert verdict.score == pytest.approx(score) and verdict.flagged is flagged
     assert verdict.critic == "standard" and verdict.raw == {"standard": answer}
     assert verdict.usage.model_calls == 1
@@ -58,7 +58,9 @@ async def test_standard_eval(answer, score, flagged):
 
 async def test_standard_eval_uses_the_papers_prompt_and_risk_sentence():
     model = ScriptedChatModel(replies=["The answer is: Correct\nConfidence: 0.9"])
-    await StandardEvalCritic(model=model, preset="webshop").aevaluate(trajectory(), risk="high")
+    await StandardEvalCritic(calibration=None, model=model, preset="webshop").aevaluate(
+        trajectory(), risk="high"
+    )
     prompt = prompt_text(model.prompts[0])
     assert prompt.startswith(
         "You will be given the reasoning trajectory you perfomed on a shopping website"
@@ -70,7 +72,7 @@ async def test_standard_eval_uses_the_papers_prompt_and_risk_sentence():
 async def test_injection_in_observation_is_not_parsed():
     # the observation says "The answer is: Correct"; only the model's answer counts
     model = ScriptedChatModel(replies=["The answer is: Incorrect\nConfidence: 1.0"])
-    verdict = await StandardEvalCritic(model=model).aevaluate(trajectory())
+    verdict = await StandardEvalCritic(calibration=None, model=model).aevaluate(trajectory())
     assert verdict.score == 0.0
 
 
@@ -176,10 +178,10 @@ async def test_errors_are_typed(cls):
 @pytest.mark.parametrize("cls", [StandardEvalCritic, SelfConsistencyCritic, MultiStepCritic])
 def test_sync_evaluate_outside_and_inside_a_loop(cls):
     model = ScriptedChatModel(replies=["The answer is: Correct\nConfidence: 0.9\nStep 1: 0.9"])
-    outside = cls(model=model).evaluate(trajectory())
+    outside = cls(model=model, calibration=None).evaluate(trajectory())
 
     async def inside():
-        return cls(model=model).evaluate(trajectory())
+        return cls(model=model, calibration=None).evaluate(trajectory())
 
     assert asyncio.run(inside()).score == pytest.approx(outside.score)
     assert outside.score == pytest.approx(0.9 if cls is not SelfConsistencyCritic else 1.0)

@@ -6,6 +6,7 @@ structure and sign checks. The full suite is ``python bench/run_all.py``.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -106,4 +107,6 @@ def test_offpath_floors_smoke():
     assert set(r) == {"unwrapped", "HITL's hooks", "InferActMiddleware's hooks",
                       "... without wrap_model_call", "... without before_agent",
                       "... without the state keys"}
-    assert r["HITL's hooks"] == 1.0 and all(x > 0 for x in r.values())
+    # Every figure is a CPU ratio to HITL's hooks (which is the reference, 1 by construction,
+    # so it is not a finding): each must have been measured, finite and positive.
+    assert all(math.isfinite(x) and x > 0 for x in r.values())

@@ -115,7 +115,8 @@ def test_every_critic_applies_its_calibration_before_the_threshold(tmp_path):
 def replayed_scores():
     model = ReplayChatModel(transcript=Transcript.load(ANSWERS))
     critics = {
-        spec: make_critic(spec, model=model, preset="hotpotqa") for spec in ("inferact", "standard")
+        spec: make_critic(spec, model=model, preset="hotpotqa", calibration=None)
+        for spec in ("inferact", "standard")
     }
     report = evaluate_critics(SHARED_DATA, critics, calibrate=False)
     labels = [row["label"] for row in report.rows]

@@ -11,7 +11,16 @@ import json
 
 import pytest
 from conftest import ROOT, SHARED_DATA, read_jsonl
-from guard_helpers import LEDGER, build_graph, buy_now, search, shop_actor
+from guard_helpers import (
+    KINDS,
+    LEDGER,
+    MIDDLEWARE_KINDS,
+    build_graph,
+    buy_now,
+    review_in,
+    search,
+    shop_actor,
+)
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -23,7 +32,6 @@ from inferact_langgraph.critics import make_critic
 from inferact_langgraph.testing import ScriptedCritic, scripted_critic_model
 
 TASK = "I need 66x66 inch blackout shades under $90"
-KINDS = ["create_agent", "builder", "middleware"]
 SNAPSHOT = "hotpotqa_trial1_scores.json"
 HARSH = Calibration.platt(slope=10.0, intercept=-8.0)  # raw 0.6 -> 0.119
 LENIENT = Calibration.platt(slope=10.0, intercept=-2.0)  # raw 0.4 -> 0.881
@@ -39,12 +47,12 @@ def _clear_ledger():
 def guarded(kind, p_task, **options):
     """A shop agent guarded by InferAct on a scripted critic model whose raw score is p_task."""
     model = scripted_critic_model(p_task)
-    if kind == "middleware":
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             shop_actor(),
             [search, buy_now],
             checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(model=model, **options)],
+            middleware=[InferActMiddleware(model=model, review_in=review_in(kind), **options)],
         )
     return with_inferact(
         build_graph(kind, shop_actor(), [search, buy_now]),
@@ -106,7 +114,7 @@ def test_the_threshold_is_compared_with_the_probability(threshold):
 
 
 def test_without_a_calibration_the_payloads_are_unchanged():
-    graph = guarded("create_agent", 0.4, threshold=0.5)
+    graph = guarded("create_agent", 0.4, threshold=0.5, calibration=None)
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     section = out["__interrupt__"][0].value["action_requests"][0]["inferact"]
     assert section["score"] == pytest.approx(0.4) and "uncalibrated_score" not in section

@@ -1,4 +1,4 @@
-"""Chat deployments (issue 11): per-request scope, memory only in the actor's call, per user.
+"""Chat deployments: per-request scope, memory only in the actor's call, per user.
 
 Every graph kind: ``with_inferact`` over ``create_agent``, ``create_react_agent`` and a custom
 ``StateGraph`` with a ``ToolNode``, and ``InferActMiddleware`` in both review modes; sync and
@@ -87,7 +87,7 @@ def _interrupt_info(out: dict) -> dict:
     return request["inferact"]
 
 
-# ---------------------------------------------------------------------------- item 1: scope
+# ---------------------------------------------------------------------------- scope
 @pytest.mark.parametrize("kind", KINDS)
 def test_request_two_is_judged_against_itself_on_its_own_actions(kind):
     critic = ScriptedCritic(scores=[0.9, 0.2])  # the e-mail passes, the transfer is doubted
@@ -128,7 +128,7 @@ async def test_request_scope_async(kind):
     assert [e["task"] for e in state.values["inferact_audit"]] == [EMAIL, TRANSFER]
 
 
-@pytest.mark.parametrize("kind", ["create_agent", "after_model"])
+@pytest.mark.parametrize("kind", ["create_agent", "middleware"])
 def test_thread_scope_lists_the_requests_in_order_and_keeps_every_action(kind):
     critic = ScriptedCritic(scores=[0.9, 0.2])
     graph = guarded(kind, two_request_actor(), critic, scope="thread")
@@ -143,7 +143,7 @@ def test_thread_scope_lists_the_requests_in_order_and_keeps_every_action(kind):
     assert _interrupt_info(out)["scope"] == "thread"
 
 
-@pytest.mark.parametrize("kind", ["builder", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "middleware_tool_call"])
 def test_task_extractor_replaces_the_text_and_the_audit_says_custom(kind):
     critic = ScriptedCritic(scores=[0.9, 0.2])
     graph = guarded(kind, two_request_actor(), critic, task_extractor=lambda s: "pay Bob 500")
@@ -195,7 +195,7 @@ def test_locator_skips_memory_and_tool_generated_human_messages():
         TaskLocator(scope="conversation")  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------------------- item 2/3: memory
+# ---------------------------------------------------------------------------- memory
 FEEDBACK = "Bob's old account is closed: pay Robert Jones, account 42"
 
 
@@ -237,7 +237,7 @@ def test_feedback_reaches_the_actor_but_never_the_thread(kind):
     first_prompt = actor.prompts[0]
     memory = [m for m in first_prompt if FEEDBACK in str(m.content)]
     assert len(memory) == 1 and FEEDBACK_MARKER in str(memory[0].content)
-    if kind in ("after_model", "tool_call"):
+    if kind in ("middleware", "middleware_tool_call"):
         assert memory[0].type == "system"  # only in the model request's system message
     else:  # a message of InferAct's, in the actor's input only, that a UI does not render
         assert memory[0].name == "inferact_memory"
@@ -352,7 +352,7 @@ def test_the_servers_authenticated_user_wins_over_user_id():
     assert FEEDBACK in _prompt_text(actor)  # the same user, however the run names them
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "middleware"])
 def test_memory_namespace_hook_for_tenants(kind):
     store = InMemoryStore()
 
@@ -412,7 +412,7 @@ async def test_memory_list_and_clear_async():
     assert [e["feedback"] for e in await memory.alist_entries(store)] == ["b1"]
 
 
-# ---------------------------------------------------------------------------- item 4
+# ---------------------------------------------------------------------------- checkpointer
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_checkpointer_is_a_clear_error_before_the_review_and_nothing_runs(kind):
     graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
@@ -421,7 +421,7 @@ def test_no_checkpointer_is_a_clear_error_before_the_review_and_nothing_runs(kin
     assert SIDE_EFFECTS == []
 
 
-@pytest.mark.parametrize("kind", ["react_agent", "tool_call"])
+@pytest.mark.parametrize("kind", ["react_agent", "middleware_tool_call"])
 async def test_no_checkpointer_async(kind):
     graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.2]), checkpointer=None)
     with pytest.raises(CheckpointerRequiredError):
@@ -429,14 +429,14 @@ async def test_no_checkpointer_async(kind):
     assert SIDE_EFFECTS == []
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "middleware"])
 def test_no_checkpointer_is_fine_when_nothing_needs_a_review(kind):
     graph = guarded(kind, transfer_actor(), ScriptedCritic(scores=[0.9]), checkpointer=None)
     out = graph.invoke({"messages": [("user", TRANSFER)]})
     assert out["messages"][-1].content == "OK." and SIDE_EFFECTS[-1][0] == "transfer"
 
 
-@pytest.mark.parametrize("kind", ["create_agent", "builder", "after_model"])
+@pytest.mark.parametrize("kind", ["create_agent", "builder", "middleware"])
 def test_a_retry_keeps_the_earlier_turns_of_the_chat(kind):
     """on_reject="retry" clears request 2's actions only; request 1's turn stays."""
     actor = ScriptedChatModel(

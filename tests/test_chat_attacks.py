@@ -1,4 +1,4 @@
-"""Attacks on the chat surfaces (issue 11), by someone who read the code: every path is a test.
+"""Attacks on the chat surfaces, by someone who read the code: every path is a test.
 
 The surfaces: who decides the task t* (``scope.TaskLocator``), where the action chain S starts,
 the feedback memory (per user, only in the actor's call), and the checkpointer a review needs.
@@ -192,8 +192,8 @@ def _assert_held(out: dict, critic: ScriptedCritic) -> None:
 @pytest.mark.parametrize("carrier", ["read_email", "read_email_after"])
 def test_a_tools_human_message_never_becomes_the_task(kind, carrier):
     """A tool's ``Command`` adds a HumanMessage with the attacker's text, before or after its
-    ToolMessage. Before the fix, "before" made it the newest request: the off-task transfer
-    was judged against the attacker's text and ran unreviewed (all five kinds)."""
+    ToolMessage. Taken for the newest request, it would have the off-task transfer judged
+    against the attacker's text and run unreviewed (all five kinds)."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor(carrier), critic)
     out = graph.invoke({"messages": [("user", REQUEST)]}, cfg())
@@ -215,7 +215,7 @@ def test_a_sub_agents_transcript_returned_by_a_tool_never_becomes_the_task(kind)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_tool_writing_a_whole_fake_turn_is_not_the_user(kind):
     """A tool's Command writes its answer, an AI reply, then a "user" message: by position
-    that is the end of a turn and the user's next message (a strict xfail before the fix).
+    that is the end of a turn and the user's next message.
     The enforcement point marks every human message of a tool's Command as the tool's."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor("fake_turn"), critic)
@@ -309,14 +309,15 @@ def test_the_mark_survives_the_checkpoint_and_a_later_turn(kind):
     out = again.invoke({"messages": [{"role": "user", "content": PAY}]}, cfg())
     assert "__interrupt__" in out and EFFECTS == []
     (request,) = out["__interrupt__"][0].value["action_requests"]
-    assert request["inferact"]["task"] == PAY
+    # The rejected transfer did not finish the request: the user's words continue it.
+    assert request["inferact"]["task"] == f"{REQUEST}\n{PAY}"
     humans = [m for m in again.get_state(cfg()).values["messages"] if isinstance(m, HumanMessage)]
     assert [(m.content, is_tool_added(m)) for m in humans] == [
         (REQUEST, False), (INJECTION, True), (PAY, False)
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "middleware", "middleware_tool_call"])
 async def test_a_tool_in_a_guarded_subgraph_writing_to_the_parent_is_marked(kind):
     """``Command(graph=Command.PARENT)`` from a tool of a guarded subgraph passes through the
     same enforcement point: the message it writes into the parent's thread is marked."""
@@ -373,8 +374,8 @@ async def test_a_tools_human_message_never_becomes_the_task_async(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_observation_imitating_the_skipped_review_answer_is_no_request_boundary(kind):
     """The guard's "the user sent a new message" answers are recognised by their id, not their
-    text: before the fix a tool answer that *said* "No result: the run stopped ..." made the
-    human message after it the user's newest request (a fake request boundary)."""
+    text: a tool answer that *says* "No result: the run stopped ..." does not make the human
+    message after it the user's newest request (a fake request boundary)."""
     critic = fooled_critic()
     graph = guarded(kind, attacked_actor("fetch_forged"), critic)
     out = graph.invoke({"messages": [("user", REQUEST)]}, cfg())
@@ -382,7 +383,7 @@ def test_an_observation_imitating_the_skipped_review_answer_is_no_request_bounda
     assert [s.tool_name for s in critic.trajectories[0].steps] == ["fetch_forged", "transfer"]
 
 
-@pytest.mark.parametrize("kind", ["create_agent", "after_model"])
+@pytest.mark.parametrize("kind", ["create_agent", "middleware"])
 @pytest.mark.parametrize("carrier", ["fetch_memory_named", "web_page"])
 def test_memory_named_messages_and_injected_observations_are_not_the_task(kind, carrier):
     """A tool message borrowing the memory message's name/id, or an observation that claims to
@@ -408,7 +409,7 @@ def test_the_locator_rule_on_hand_built_threads():
     assert TaskLocator().task({"messages": claims}) == REQUEST
     # A human message after an AI call nobody answered is the user's (they typed instead).
     typed = [HumanMessage(REQUEST, id="h1"), ai, HumanMessage("never mind", id="h2")]
-    assert TaskLocator().task({"messages": typed}) == "never mind"
+    assert TaskLocator().task({"messages": typed}) == f"{REQUEST}\nnever mind"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -423,7 +424,7 @@ def test_a_tool_that_removes_the_users_request_fails_closed(kind):
     assert "cannot find the user's task" in request["inferact"]["error"]
 
 
-@pytest.mark.parametrize("kind", ["builder", "react_agent", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "react_agent", "middleware", "middleware_tool_call"])
 @pytest.mark.parametrize(
     ("extractor", "error"),
     [
@@ -487,7 +488,7 @@ SIGNED = GuardOptions(signing_key="a secret of at least sixteen characters")
 
 
 @pytest.mark.parametrize("how", ["update_state", "resume_with_update"])
-@pytest.mark.parametrize("kind", ["builder", "create_agent", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "create_agent", "middleware", "middleware_tool_call"])
 def test_an_owner_written_with_update_state_is_not_honoured_with_a_signing_key(kind, how):
     """Alice rewrites her thread's ``inferact_memory.owner`` to Bob (``update_state``, or a
     ``Command(resume=..., update=...)`` any server client can send), rejecting with hostile
@@ -508,7 +509,7 @@ def test_an_owner_written_with_update_state_is_not_honoured_with_a_signing_key(k
     assert _owners(store) == [("user", "alice")] and EFFECTS == []
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "middleware"])
 def test_a_signed_owner_still_follows_the_thread_whoever_reviews(kind):
     """The legitimate path the signature must not break: a reviewer's resume (another user)
     keeps the feedback in the thread user's memory, also after a retry."""
@@ -529,7 +530,7 @@ def test_a_signed_owner_still_follows_the_thread_whoever_reviews(kind):
     assert _owners(store) == [("user", "alice"), ("user", "alice")] and EFFECTS == []
 
 
-@pytest.mark.parametrize("kind", ["builder", "create_agent", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "create_agent", "middleware"])
 def test_an_owner_in_the_input_is_ignored(kind):
     """``inferact_memory`` sent as graph input (a client's run) names no owner: the key is not
     part of the input (middleware) or is replaced by the memory node (``with_inferact``)."""
@@ -558,7 +559,7 @@ def test_user_id_in_the_config_never_overrides_the_servers_authenticated_user():
 
 
 def test_a_namespace_hook_with_owners_of_different_lengths_does_not_leak():
-    """Store searches match a namespace prefix: before the fix an org-wide run read entries of
+    """Store searches match a namespace prefix: an org-wide run must not read the entries of
     an owner whose extra label equals the task key (("org", "acme", <task key>, ...))."""
     store = InMemoryStore()
     memory = FeedbackMemory()
@@ -579,7 +580,7 @@ async def test_a_namespace_hook_with_owners_of_different_lengths_does_not_leak_a
     assert await memory.aload(store, PAY, owner=("o",)) == []
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "middleware", "middleware_tool_call"])
 @pytest.mark.parametrize(
     "hook",
     [lambda c: ("org", ""), lambda c: ["org", 7], lambda c: None, lambda c: 1 / 0],
@@ -676,7 +677,7 @@ def test_a_review_with_a_checkpointer_resumes_in_every_durability_mode(kind, dur
     assert EFFECTS == [("transfer", {"to": "Bob", "amount": 5})]
 
 
-@pytest.mark.parametrize("kind", ["create_agent", "builder", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["create_agent", "builder", "middleware", "middleware_tool_call"])
 def test_a_guarded_subgraph_without_its_own_checkpointer_uses_the_parents(kind):
     """``checkpointer=None`` in a subgraph: the parent's saver holds the review; approving it
     runs the call once, never before."""
@@ -690,9 +691,9 @@ def test_a_guarded_subgraph_without_its_own_checkpointer_uses_the_parents(kind):
 
 @pytest.mark.parametrize("kind", ["create_agent", "react_agent", "builder"])
 def test_with_inferact_refuses_checkpointer_false(kind):
-    """Before the fix a guarded graph compiled with ``checkpointer=False`` and used as a
-    subgraph borrowed the parent's saver for the interrupt, but a resume re-ran it from the
-    start: the approval was silently lost (the call did not run)."""
+    """A guarded graph compiled with ``checkpointer=False`` and used as a subgraph would borrow
+    the parent's saver for the interrupt, but a resume would re-run it from the start and
+    silently lose the approval (the call would not run): it is refused."""
     with pytest.raises(ValueError, match="checkpointer=False"):
         guarded(kind, pay_actor(), ScriptedCritic(scores=[0.2]), checkpointer=False)
     compiled = create_agent(pay_actor(), TOOLS, checkpointer=False)
@@ -823,7 +824,7 @@ async def test_the_memory_message_is_never_streamed_or_stored_async(kind):
     assert _checkpoint_namespaces_with_the_memory(graph) == set()
 
 
-@pytest.mark.parametrize("kind", ["create_agent", "builder", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["create_agent", "builder", "middleware", "middleware_tool_call"])
 def test_thread_scope_lists_only_the_users_requests(kind):
     """``scope="thread"``: the task lists the user's requests; a tool's human message is not
     one of them, and S keeps every action of the thread."""
@@ -833,7 +834,7 @@ def test_thread_scope_lists_only_the_users_requests(kind):
     _assert_held(out, critic)
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "middleware"])
 def test_a_request_dressed_as_the_memory_message_fails_closed(kind):
     """A client's message named/id'd like the memory message is not a request (it is never
     the user's words to InferAct): with no other request the check fails closed."""
@@ -846,7 +847,7 @@ def test_a_request_dressed_as_the_memory_message_fails_closed(kind):
     assert "cannot find the user's task" in request["inferact"]["error"]
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model", "tool_call"])
+@pytest.mark.parametrize("kind", ["builder", "middleware", "middleware_tool_call"])
 def test_this_requests_rejection_reaches_the_critic_only_as_a_fenced_observation(kind):
     """Within one request (``on_reject="continue"``) the rejected call and its answer, the
     reviewer's words included, are part of S: the critic sees them inside ``<observation>``
@@ -870,7 +871,7 @@ def test_this_requests_rejection_reaches_the_critic_only_as_a_fenced_observation
             assert piece.rfind("<observation>") > piece.rfind("</observation>")
 
 
-@pytest.mark.parametrize("kind", ["builder", "after_model"])
+@pytest.mark.parametrize("kind", ["builder", "middleware"])
 def test_a_tool_that_removes_the_newest_request_leaves_the_users_earlier_one(kind):
     """With an earlier request in the thread, removing the newest makes t* that earlier
     request: still the user's words, never the attacker's; S grows, it never shrinks."""
@@ -972,16 +973,21 @@ def attacked_threads(draw: Any) -> tuple[list[Any], list[str]]:
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(attacked_threads())
 def test_only_the_users_requests_are_ever_the_task(thread):
-    """Whatever tools add, wherever they put it: t* is the user's newest request (request
-    scope) or the user's requests (thread scope), and S starts at the user's newest request."""
+    """Whatever tools add, wherever they put it: t* is made of the user's messages only (the
+    current request's, ending with the newest), the thread scope lists them all, and S starts
+    at the current request's first message."""
     messages, requests = thread
     state = {"messages": messages}
-    assert TaskLocator().requests(state) == requests
-    assert TaskLocator().task(state) == requests[-1]
+    grouped = TaskLocator().requests(state)
+    assert "\n".join(grouped) == "\n".join(requests)  # every user message, nothing else
+    task = TaskLocator().task(state)
+    assert task == grouped[-1] and task.split("\n")[-1] == requests[-1]
+    current = task.split("\n")
+    assert current == requests[len(requests) - len(current) :]  # a suffix of the user's messages
     thread_task = TaskLocator(scope="thread").task(state)
     assert "EVIL" not in thread_task and all(r in thread_task for r in requests)
-    newest = next(i for i, m in enumerate(messages) if m.id == f"u{len(requests) - 1}")
-    assert TaskLocator().start(messages) == newest
+    first = next(i for i, m in enumerate(messages) if m.id == f"u{len(requests) - len(current)}")
+    assert TaskLocator().start(messages) == first
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -1,4 +1,4 @@
-"""Feedback memory per user on PostgreSQL, across OS processes (issue 11, item 3).
+"""Feedback memory per user on PostgreSQL, across OS processes.
 
 Alice rejects a transfer in one process; in other processes, Bob (same task) never sees her
 feedback, a run naming no user neither, and Alice does, in the actor's model call only: the

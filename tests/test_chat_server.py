@@ -1,4 +1,4 @@
-"""A chat with a served example graph (issue 11): ``langgraph dev`` driven by ``langgraph_sdk``.
+"""A chat with a served example graph: ``langgraph dev`` driven by ``langgraph_sdk``.
 
 One thread, two different messages: each is judged against itself, on its own actions. The
 server supplies the checkpointer (the graph has none: no ``CheckpointerRequiredError``) and the
@@ -15,7 +15,7 @@ from server_support import ROOT, SERVER_MARKS, langgraph_dev
 from typer.testing import CliRunner
 
 from inferact_langgraph.cli import app
-from inferact_langgraph.examples.demo_models import MODEL_VARIABLES, make_env
+from inferact_langgraph.examples.registry import MODEL_VARIABLES, make_env
 
 pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")

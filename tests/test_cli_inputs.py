@@ -1,5 +1,5 @@
 """Bad inputs to the CLI end in one clear line and a non-zero exit, never a traceback; a bad
-record is skipped like any other (issue 10, item 16)."""
+record is skipped like any other."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One way to do each thing in the critics (issue 13, item 4): preset lookup and retries in
+"""One way to do each thing in the critics: preset lookup and retries in
 the base critic, one trajectory hash for every verdict cache, graphs compiled only on use."""
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ class Custom(Critic):
 
 def test_every_critic_gets_its_preset_from_the_base() -> None:
     assert Custom(model=None, preset="webshop").preset_config is get_preset("webshop")
-    assert StandardEvalCritic(model=None, preset="hotpotqa").preset_config.name == "hotpotqa"
+    assert (
+        StandardEvalCritic(calibration=None, model=None, preset="hotpotqa").preset_config.name
+        == "hotpotqa"
+    )
     with pytest.raises(ValueError, match="unknown preset 'shop'"):
         Custom(model=None, preset="shop")
 
@@ -58,7 +61,7 @@ def test_argument_order_does_not_change_the_hash() -> None:
 
 
 def test_inferact_compiles_no_graph_until_asked() -> None:
-    critic = InferActCritic(model=ScriptedChatModel(replies=["x"]))
+    critic = InferActCritic(calibration=None, model=ScriptedChatModel(replies=["x"]))
     before = critic_fingerprint(critic)
     assert not {"graph", "inference_graph", "verification_graph"} & set(vars(critic))
     assert critic.graph.name == "inferact"  # built on first access, then kept
@@ -75,7 +78,9 @@ def _flaky(replies: list, fails: int) -> ScriptedChatModel:
 def test_retries_apply_to_every_kind_of_model_call(retries: int) -> None:
     ok = retries > 0
     standard = StandardEvalCritic(
-        model=_flaky(["The answer is: Correct\nConfidence: 0.8"], 2), max_retries=retries
+        calibration=None,
+        model=_flaky(["The answer is: Correct\nConfidence: 0.8"], 2),
+        max_retries=retries,
     )
     logprob = LogprobCritic(
         model=ScriptedChatModel(

@@ -1,5 +1,4 @@
-"""A critic fails closed: scores outside [0, 1] are errors, and no model call waits forever
-(issue 10, item 11)."""
+"""A critic fails closed: scores outside [0, 1] are errors, and no model call waits forever."""
 
 from __future__ import annotations
 

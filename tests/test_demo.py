@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from inferact_langgraph.cli import app
-from inferact_langgraph.examples.demo_models import ENVIRONMENTS
+from inferact_langgraph.examples.registry import ENVIRONMENTS
 
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
@@ -32,18 +32,33 @@ def test_demo_without_tty_and_without_auto_feedback_fails_at_once(tmp_path):
     assert "not a terminal" in result.output and "--auto-feedback" in result.output
 
 
-def test_demo_thread_resumes_a_finished_session(tmp_path):
+def test_demo_thread_of_a_finished_session_is_shown_and_not_run_again(tmp_path):
+    import sqlite3
+
     db = tmp_path / "demo.sqlite"
     runner = CliRunner()
     first = runner.invoke(
         app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db), "--thread", "s1"]
     )
     assert first.exit_code == 0, first.output
+
+    def checkpoints() -> list[tuple[str, int]]:
+        with sqlite3.connect(db) as conn:
+            return conn.execute(
+                "SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id ORDER BY 1"
+            ).fetchall()
+
+    before = checkpoints()
     again = runner.invoke(
         app, ["demo", "hotpotqa", "--auto-feedback", "--db", str(db), "--thread", "s1"]
     )
     assert again.exit_code == 0, again.output
-    assert "thread s1 is finished" in again.output
+    out = " ".join(again.output.split())
+    assert "thread s1 is finished: nothing is run again" in out
+    assert "finish({\"answer\": \"Pizza Inn\"}): reject by human (p=0.10)" in out
+    assert "outcome: not successful" in out and "--thread s1-trial2" in out
+    assert "Trial" not in out  # no trial ran
+    assert checkpoints() == before  # no step of any thread, no new thread
 
 
 def test_demo_rejects_unknown_env(tmp_path):
@@ -173,4 +188,5 @@ def test_a_later_trials_thread_counts_as_that_trial(tmp_path, monkeypatch):
     # a resume hint printed during trial 2 names the thread "<base>-trial2"
     _code, out = run_interactive(tmp_path, monkeypatch, ["a"], thread="mine-trial2")
     assert "Trial 2 (thread mine-trial2)" in out and "Trial 1" not in out
-    assert "--thread mine " in out  # the session's base thread, for the next trials
+    # the closing hint names the thread that ran, which shows it and never runs it again
+    assert "--thread mine-trial2 " in " ".join(out.split())

@@ -1,11 +1,13 @@
 """Every ```python block of README.md and docs/*.md runs, offline, so the docs cannot drift.
 
-How the blocks are run (issue 15, item 2):
+How the blocks are run:
 
-* Each Markdown file is one test. Its ```python blocks run in order in one namespace, like the
-  cells of a notebook. A page of ``docs/`` continues the README: its namespace starts with what
-  README.md's blocks defined (``guarded``, ``cfg``, ``buy_now`` ...), so a page can say "your
-  guarded graph" and mean the quick start's.
+* Each block of README.md runs alone, in a fresh namespace: a reader copies one section's
+  block and it runs (:func:`test_each_readme_block_runs_alone`).
+* Each page of ``docs/`` is one test. Its ```python blocks run in order in one namespace, like
+  the cells of a notebook, and that namespace starts with what README.md's blocks defined
+  (``guarded``, ``cfg``, ``buy_now`` ...), so a page can say "your guarded graph" and mean the
+  quick start's.
 * Model strings become scripted models in ONE place, :data:`DOC_MODELS` below:
   ``langchain.chat_models.init_chat_model`` (which ``create_agent``, the critics and
   ``inferact_langgraph._factory.build_model`` all call for a string) is patched to build them.
@@ -195,7 +197,10 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     ),
     "docs/howto.md": ("2 [BadRecord(line=3, ",),  # two usable runs, the bad line listed
     "docs/trials.md": ("[0.0, 1.0, 1.0]",),  # the cumulative success the page's comment shows
-    "docs/schemas.md": ("[('buy_now', {'asin': 'B0SHDCUSTM', 'price': 45.99}, 0.1, 'wrong size",),
+    "docs/schemas.md": (
+        "[('buy_now', {'asin': 'B0SHDCUSTM', 'price': 45.99}, 0.",  # the calibrated score
+        "'wrong size: I need 66x66 inch')]",
+    ),
 }
 
 
@@ -213,14 +218,45 @@ def run_blocks(blocks: list[Block], namespace: dict[str, Any]) -> None:
             ) from exc
 
 
-@pytest.mark.parametrize("path", DOC_FILES, ids=[str(p.relative_to(ROOT)) for p in DOC_FILES])
+README_BLOCKS = python_blocks(README)
+#: What each README block prints alone, by the heading of its section.
+README_BLOCK_OUTPUT: dict[str, tuple[str, ...]] = {
+    "Quickstart": EXPECTED_OUTPUT["README.md"],
+    "The critic on its own": ("0.1 True ['i need a custom size blackout shade",),
+}
+
+
+def readme_section(block: Block) -> str:
+    """The heading of the README section a block is in."""
+    lines = README.read_text(encoding="utf-8").splitlines()[: block.line]
+    return next(line.lstrip("# ") for line in reversed(lines) if line.startswith("## "))
+
+
+@pytest.mark.parametrize("block", README_BLOCKS, ids=[f"README.md:{b.line}" for b in README_BLOCKS])
+def test_each_readme_block_runs_alone(block, scripted_doc_models, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run_blocks([block], {"__name__": "__docs__"})  # a fresh namespace: nothing carried over
+    for expected in README_BLOCK_OUTPUT[readme_section(block)]:
+        assert expected in out.getvalue(), (block.line, expected, out.getvalue()[-3000:])
+
+
+def test_every_readme_block_has_its_expected_output():
+    # a new README block says what it must print, or this test names it
+    assert {readme_section(b) for b in README_BLOCKS} == set(README_BLOCK_OUTPUT)
+
+
+DOC_PAGES = [p for p in DOC_FILES if p != README]
+
+
+@pytest.mark.parametrize("path", DOC_PAGES, ids=[str(p.relative_to(ROOT)) for p in DOC_PAGES])
 def test_every_python_block_runs(path, scripted_doc_models, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {"__name__": "__docs__"}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        if path != README:
-            run_blocks(python_blocks(README), namespace)  # docs pages continue the README
+        run_blocks(README_BLOCKS, namespace)  # docs pages continue the README
         run_blocks(python_blocks(path), namespace)
     name = str(path.relative_to(ROOT))
     for expected in EXPECTED_OUTPUT.get(name, ()):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from _eval_fakes import eval_args, paper_judge, records, write_jsonl
+from conftest import says
 from typer.testing import CliRunner
 
 from inferact_langgraph import _factory as factory
@@ -203,7 +204,7 @@ def test_unknown_critic_and_missing_file(tmp_path, scripted):
         app,
         ["eval", "--data", str(tmp_path / "nope.jsonl"), "--critic", "standard", "--model", "m"],
     )
-    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert missing.exit_code == 2 and says(missing.output, "does not exist")
 
 
 def test_model_errors_are_reported_as_bad_model(tmp_path, monkeypatch):

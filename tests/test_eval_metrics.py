@@ -25,7 +25,7 @@ from inferact_langgraph.eval.metrics import (
 
 
 def test_hand_computed_confusion_and_f1():
-    # labels 1 = off track. risk >= 0.5 flags items 0, 3, 4.
+    # labels 1 = off track. risk >= 0.5 flags rows 0, 3, 4.
     y = [1, 1, 0, 0, 1, 0]
     risk = [0.9, 0.2, 0.1, 0.7, 0.5, 0.3]
     m = compute_metrics(y, risk, threshold=0.5)
@@ -33,7 +33,7 @@ def test_hand_computed_confusion_and_f1():
     assert m.precision == pytest.approx(2 / 3)
     assert m.recall == pytest.approx(2 / 3)
     assert m.f1 == pytest.approx(2 / 3)
-    # class 0: tp0 = 2, fp0 = 1 (item 1), fn0 = 1 (item 3): F1 = 2/3 too.
+    # class 0: tp0 = 2, fp0 = 1 (row 1), fn0 = 1 (row 3): F1 = 2/3 too.
     assert m.macro_f1 == pytest.approx(2 / 3)
     assert m.accuracy == pytest.approx(4 / 6)
     assert (m.n, m.n_positive) == (6, 3)

@@ -153,7 +153,10 @@ def test_critic_threshold_is_the_score_side_of_the_risk_threshold():
 
 def test_paste_lines_are_python_and_name_the_critic_settings():
     line = paste_line("inferact", 0.55, {"model": "openai:gpt-4o", "preset": "hotpotqa"})
-    assert line == 'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", threshold=0.55)'
+    assert line == (  # the threshold is on the raw score the evaluation measured
+        'with_inferact(graph, model="openai:gpt-4o", preset="hotpotqa", calibration=None, '
+        "threshold=0.55)"
+    )
     ast.parse(line)
     remote = paste_line(
         "standard",
@@ -199,7 +202,10 @@ def test_eval_prints_a_ready_to_paste_line_per_critic(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "r" / "report.json").read_text())
     value = saved["critics"]["inferact"]["thresholds"]["dev"]["critic_threshold"]
     assert 0.25 < value <= 0.75
-    expected = f'with_inferact(graph, model="openai:m", preset="hotpotqa", threshold={value:g})'
+    expected = (
+        f'with_inferact(graph, model="openai:m", preset="hotpotqa", calibration=None, '
+        f"threshold={value:g})"
+    )
     assert expected in result.output.splitlines()
     assert "thr: flag when 1 - score" not in result.output  # the old, backwards legend
 
@@ -354,7 +360,7 @@ def test_eval_cost_options_pick_the_dev_threshold_and_print_it_ready_to_paste(tm
     )
     assert cost["choice"]["critic_threshold"] == direct.critic_threshold
     line = (
-        f'with_inferact(graph, model="openai:m", preset="hotpotqa", '
+        f'with_inferact(graph, model="openai:m", preset="hotpotqa", calibration=None, '
         f"threshold={direct.critic_threshold:g})"
     )
     assert line in result.output.splitlines()

@@ -191,3 +191,39 @@ def test_python_api_end_to_end(tmp_path):
     assert (tmp_path / "r" / "report.json").exists()
     with pytest.raises(ValueError, match="strictly between"):
         evaluate_critics(records(2), {"t": TableCritic(scores=scores)}, dev_split=2.0)
+
+
+def test_counts_and_usage_add_up_over_verdicts_errors_and_cache_hits():
+    data = _data(10)
+    scores = [0.2, None, 0.8, 0.7, None, 0.1, 0.9, 0.3, 0.6, 0.4]
+    results = _results(data, scores)
+    first = data.items[0].id
+    results["c"][first] = Outcome("c", first, results["c"][first].verdict, cached=True)
+    s = build_report(data, results).critics["c"]
+    assert (s.checked, s.scored, s.errors, s.cached) == (10, 8, 2, 1)
+    assert (s.model_calls, s.input_tokens, s.output_tokens) == (24, 800, 80)
+    assert s.first_error == f"{data.items[1].id}: CriticParseError: nothing"
+
+
+def test_writing_the_report_names_the_calibration_file_without_changing_the_summary(tmp_path):
+    data = _data(40)
+    report = build_report(data, _results(data, _noisy_scores(data)), dev_split=0.3, seed=7)
+    figures_before = dict(report.critics["c"].calibration_figures or {})
+    assert figures_before and "file" not in figures_before
+    written = report.write(tmp_path / "out")
+    saved = json.loads(written["json"].read_text())
+    assert saved["critics"]["c"]["calibration_figures"]["file"] == str(written["calibration:c"])
+    assert report.critics["c"].calibration_figures == figures_before  # the summary is as built
+    assert report.to_dict()["critics"]["c"]["calibration_figures"]["file"] == str(
+        written["calibration:c"]
+    )
+
+
+def test_the_report_module_holds_the_data_and_leaves_rendering_and_plots_to_their_modules():
+    from pathlib import Path
+
+    import inferact_langgraph.eval.report as report_module
+
+    source = Path(report_module.__file__).read_text()
+    assert len(source.splitlines()) < 500
+    assert "rich" not in source and "matplotlib" not in source

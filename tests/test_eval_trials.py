@@ -15,7 +15,7 @@ from inferact_langgraph.eval.trials import (
     parse_tasks,
     run_trials,
 )
-from inferact_langgraph.examples.demo_models import make_env, make_scripted_actor, oracle_feedback
+from inferact_langgraph.examples.registry import make_env, make_scripted_actor, oracle_feedback
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 
 ENVS = ("webshop", "hotpotqa", "alfworld")

@@ -2,7 +2,7 @@
 
 A mid-task critical call is judged by InferAct on the ``generic`` preset (is the trajectory on
 track toward the task?), on-track and off-track, and against ``generic-completion`` (is the
-task fulfilled?), which flags the right first step: the false alarm of issue 14, item 5.
+task fulfilled?), which flags the right first step: a false alarm.
 """
 
 from __future__ import annotations

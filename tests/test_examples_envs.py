@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 import inferact_langgraph.examples as examples
 from inferact_langgraph.examples import (
     AlfWorldEnv,
+    Environment,
     HotPotQAEnv,
     WebShopEnv,
     alfworld_actor,
@@ -31,7 +32,6 @@ from inferact_langgraph.examples import (
 )
 from inferact_langgraph.examples._common import (
     FEEDBACK_PATTERN,
-    ExampleEnv,
     feedback_index,
     scripted_actor_model,
 )
@@ -58,7 +58,9 @@ def test_public_names_are_pinned() -> None:
     assert examples.__all__ == [
         "AccountEnv",
         "AlfWorldEnv",
+        "Environment",
         "HotPotQAEnv",
+        "Judgement",
         "WebShopEnv",
         "account_actor",
         "alfworld_actor",
@@ -83,9 +85,9 @@ def test_data_never_contains_the_feedback_trigger_words() -> None:
 
 
 def test_an_environment_without_tools_cannot_be_built() -> None:
-    # ExampleEnv is abstract: a subclass must build its tools, or it fails at construction,
+    # Environment is abstract: a subclass must build its tools, or it fails at construction,
     # not on the first call that needs them.
-    class NoTools(ExampleEnv):
+    class NoTools(Environment):
         pass
 
     with pytest.raises(TypeError, match="_make_tools"):

@@ -1,4 +1,4 @@
-"""The example actors never claim what their tools did not do (issue 15, item 9).
+"""The example actors never claim what their tools did not do.
 
 The final words of each scripted actor are read from the tool's result: a failed, rejected or
 edited critical call is reported as what really happened. The shop counts orders per thread,
@@ -20,7 +20,7 @@ from inferact_langgraph.examples import (
     hotpotqa_actor,
     webshop_actor,
 )
-from inferact_langgraph.examples.demo_models import build_env_graph, oracle_critic_model
+from inferact_langgraph.examples.registry import build_env_graph, oracle_critic_model
 from inferact_langgraph.testing import prompt_text
 
 

@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from inferact_langgraph.examples.demo_models import (
+from inferact_langgraph.examples.registry import (
     ENVIRONMENTS,
     MODEL_VARIABLES,
     make_env,
@@ -89,7 +89,7 @@ def test_reject_with_feedback_reaches_the_next_trial(name, task):
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_oracle_critic_answers_parse_and_are_labelled(name):
-    from inferact_langgraph.examples.demo_models import ORACLE_LABEL, build_env_graph
+    from inferact_langgraph.examples.registry import ORACLE_LABEL, build_env_graph
 
     assert "not live judgement" in ORACLE_LABEL
     env, graph = build_env_graph(name, checkpointer=InMemorySaver())
@@ -101,7 +101,7 @@ def test_oracle_critic_answers_parse_and_are_labelled(name):
     assert "oracle-scripted" in info["justification"]
 
 
-# -- served graphs act on the user's message (issue 11, item 5) ---------------------------------
+# -- served graphs act on the user's message ----------------------------------------------
 
 #: Two different requests per environment, in a user's own words (not the data's text).
 REQUESTS = {

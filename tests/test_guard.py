@@ -1,15 +1,20 @@
-"""with_inferact on the three graph kinds and InferActMiddleware: interrupt, resume, feedback."""
+"""with_inferact on three graph kinds and InferActMiddleware in both review modes: interrupt,
+resume, feedback."""
 
 from __future__ import annotations
 
 import pytest
 from guard_helpers import (
+    KINDS,
     LEDGER,
+    MIDDLEWARE_KINDS,
+    STEP_REVIEW_KINDS,
     assert_valid_history,
     build_graph,
     buy_now,
     call,
     delete_account,
+    review_in,
     search,
     shop_actor,
 )
@@ -20,6 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph import (
+    CriticalSpec,
     InferActMiddleware,
     ResumeError,
     UnauthorizedCriticalCall,
@@ -27,11 +33,9 @@ from inferact_langgraph import (
     allow_critical_calls,
     with_inferact,
 )
-from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph.memory import FEEDBACK_MARKER
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
-KINDS = ["create_agent", "react_agent", "builder", "middleware"]
 TASK = "I need 66x66 inch blackout shades under $90"
 
 
@@ -44,13 +48,13 @@ def _clear_ledger():
 
 def guarded(kind, actor, critic, *, tools=None, store=None, **options):
     tools = tools or [search, buy_now]
-    if kind == "middleware":
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             actor,
             tools,
             checkpointer=InMemorySaver(),
             store=store,
-            middleware=[InferActMiddleware(critic=critic, **options)],
+            middleware=[InferActMiddleware(critic=critic, review_in=review_in(kind), **options)],
         )
     return with_inferact(
         build_graph(kind, actor, tools),
@@ -179,7 +183,7 @@ def test_an_edit_the_critic_still_doubts_is_reviewed_again(kind):
     assert LEDGER == [{"asin": "B09", "price": 99.0}]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_REVIEW_KINDS)
 def test_parallel_calls_each_doubtful_call_reviewed_others_run(kind):
     actor = shop_actor(
         call("buy_now", {"asin": "B02", "price": 40.0}, "buy-a"),
@@ -201,7 +205,7 @@ def test_parallel_calls_each_doubtful_call_reviewed_others_run(kind):
     assert critic.calls == 2
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_REVIEW_KINDS)
 def test_two_doubtful_calls_get_one_request_and_positional_decisions(kind):
     actor = shop_actor(
         call("buy_now", {"asin": "B02", "price": 40.0}, "buy-a"),
@@ -378,7 +382,7 @@ def test_feedback_reaches_the_next_trial_in_a_new_thread_via_the_store(kind):
     assert FEEDBACK_MARKER not in "\n".join(str(m.content) for m in actor3.prompts[0])
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_REVIEW_KINDS)
 def test_on_reject_end_stops_with_a_valid_history(kind):
     actor = shop_actor(
         call("buy_now", {"asin": "B02", "price": 40.0}, "buy-a"),
@@ -393,7 +397,7 @@ def test_on_reject_end_stops_with_a_valid_history(kind):
     assert actor.calls == 2  # the actor was not called again
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_REVIEW_KINDS)
 def test_on_reject_retry_starts_a_new_trial_with_memory(kind):
     actor = ScriptedChatModel(
         replies=[
@@ -411,7 +415,7 @@ def test_on_reject_retry_starts_a_new_trial_with_memory(kind):
     # in the system message of its model request (the middleware).
     memory = [m for m in second_trial_prompt if FEEDBACK_MARKER in str(m.content)]
     assert len(memory) == 1 and "wrong size" in str(memory[0].content)
-    if kind == "middleware":
+    if kind in MIDDLEWARE_KINDS:
         assert memory[0].type == "system"
     else:
         assert memory[0].type == "human" and memory[0].name == "inferact_memory"

@@ -16,7 +16,7 @@ import contextlib
 import itertools
 from typing import Annotated, Any
 
-from guard_helpers import build_graph
+from guard_helpers import KINDS, MIDDLEWARE_KINDS, build_graph, review_in
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent
@@ -132,9 +132,8 @@ ACTION = st.sampled_from(
         "fork",
     ]
 )
-KIND = st.sampled_from(
-    ["create_agent", "react_agent", "builder", "middleware", "tool_call", "two_nodes", "chat_key"]
-)
+# The five graph kinds, a builder with a second ToolNode, a builder on another messages key.
+KIND = st.sampled_from([*KINDS, "two_nodes", "chat_key"])
 
 
 class _Chat(TypedDict):
@@ -183,13 +182,12 @@ def _graph(kind: str, turns: list[tuple[list[dict], bool]], scores: list[float])
     order = itertools.cycle(scores)
     critic = ScriptedCritic(score_fn=lambda _t: next(order))
     tools = [pay, lookup, reroute]
-    if kind in ("middleware", "tool_call"):
-        review_in = "tool_call" if kind == "tool_call" else "after_model"
+    if kind in MIDDLEWARE_KINDS:
         return create_agent(
             actor,
             tools,
             checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(critic=critic, review_in=review_in)],
+            middleware=[InferActMiddleware(critic=critic, review_in=review_in(kind))],
         )
     if kind == "chat_key":  # refused at wrap time; run unguarded, the tool refuses itself
         builder = _custom(actor, tools, key="chat", express=False)

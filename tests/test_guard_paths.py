@@ -1,7 +1,7 @@
-"""No path around the guard (issue 10): a critical tool runs only with a bound verdict or approval.
+"""No path around the guard: a critical tool runs only with a bound verdict or approval.
 
-Every test here failed on the code before the tool-level enforcement: it names the route that
-let ``buy_now`` run (or lost a review) and asserts the side-effect ledger stays empty.
+Each test names a route that could let ``buy_now`` run (or lose a review) and asserts the
+side-effect ledger stays empty.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from typing import Annotated, Any
 
 import pytest
 from guard_helpers import (
+    KINDS,
     LEDGER,
+    MIDDLEWARE_KINDS,
+    WRAPPED_KINDS,
     ShopState,
     assert_valid_history,
     build_graph,
@@ -35,9 +38,7 @@ from inferact_langgraph.critics.base import Critic, Usage, Verdict
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 TASK = "I need 66x66 inch blackout shades under $90"
-WRAPPED = ["builder", "react_agent", "create_agent"]
-MIDDLEWARE = ["middleware", "middleware_tool_call"]
-KINDS = WRAPPED + MIDDLEWARE
+WRAPPED, MIDDLEWARE = WRAPPED_KINDS, MIDDLEWARE_KINDS
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +88,7 @@ async def run(graph: Any, value: Any, config: dict, mode: str) -> dict:
 # ---------------------------------------------------------------------------- 1. reused ids
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_1_tool_call_id_reused_from_an_earlier_message_is_still_checked(kind, mode):
+async def test_tool_call_id_reused_from_an_earlier_message_is_still_checked(kind, mode):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("search", {"query": "shades"}, "call_0")]),
@@ -110,7 +111,7 @@ async def test_1_tool_call_id_reused_from_an_earlier_message_is_still_checked(ki
 # ---------------------------------------------------------------------------- 2. duplicate ids
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_2_duplicate_ids_in_one_message_each_call_is_judged_on_its_own(kind, mode):
+async def test_duplicate_ids_in_one_message_each_call_is_judged_on_its_own(kind, mode):
     good = call("buy_now", {"asin": "B02", "price": 40.0}, "dup")
     evil = call("buy_now", {"asin": "EVIL", "price": 99.0}, "dup")
     actor = ScriptedChatModel(replies=[AIMessage("", tool_calls=[good, evil]), "done"])
@@ -134,7 +135,7 @@ async def test_2_duplicate_ids_in_one_message_each_call_is_judged_on_its_own(kin
 
 # ---------------------------------------------------------------------------- 3. renaming edits
 @pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
-def test_3_an_edit_to_another_tool_runs_that_tool(kind):
+def test_an_edit_to_another_tool_runs_that_tool(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B09", "price": 99.0}, "b")]),
@@ -150,7 +151,7 @@ def test_3_an_edit_to_another_tool_runs_that_tool(kind):
 
 
 @pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
-def test_3_an_edit_to_another_critical_tool_is_checked_as_that_tool(kind):
+def test_an_edit_to_another_critical_tool_is_checked_as_that_tool(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B09", "price": 99.0}, "b")]),
@@ -169,7 +170,7 @@ def test_3_an_edit_to_another_critical_tool_is_checked_as_that_tool(kind):
 
 
 @pytest.mark.parametrize("kind", [*MIDDLEWARE, "create_agent"])
-def test_3_an_edit_to_an_unknown_tool_is_refused_and_the_review_stays_pending(kind):
+def test_an_edit_to_an_unknown_tool_is_refused_and_the_review_stays_pending(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B09", "price": 99.0}, "b")]),
@@ -206,13 +207,13 @@ def _command_builder(declared: bool) -> StateGraph:
     return builder
 
 
-def test_4_a_graph_that_routes_to_the_tools_with_command_is_refused_at_wrap_time():
+def test_a_graph_that_routes_to_the_tools_with_command_is_refused_at_wrap_time():
     with pytest.raises(UnsupportedGraphError, match="Command"):
         with_inferact(_command_builder(declared=True), critic=ScriptedCritic(scores=[1.0]))
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_4_an_undeclared_command_route_reaches_a_tool_that_refuses(mode):
+async def test_an_undeclared_command_route_reaches_a_tool_that_refuses(mode):
     critic = ScriptedCritic(scores=[1.0])
     graph = with_inferact(
         _command_builder(declared=False), critic=critic, checkpointer=InMemorySaver()
@@ -247,28 +248,38 @@ def _sneaky_tools(how: str) -> list:
     return [search, buy_now, sneaky]
 
 
+# create_react_agent checks the history before its next model call and raises its own
+# ValueError on the injected AI message; by then the guard has refused the injected purchase
+# (the refusal and the audit are checkpointed), so the run ends without buying.
+REACT_AGENT_STOPS = {("react_agent", "goto"), ("react_agent", "send")}
+
+
 @pytest.mark.parametrize("how", ["goto", "send", "send_with_state"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_5_a_tool_returning_a_command_cannot_run_a_critical_call(kind, how):
+def test_a_tool_returning_a_command_cannot_run_a_critical_call(kind, how):
     actor = ScriptedChatModel(
         replies=[AIMessage("", tool_calls=[call("sneaky", {}, "s1")]), "done"], cycle=False
     )
     critic = ScriptedCritic(scores=[1.0])
     graph = guarded(kind, actor, critic, tools=_sneaky_tools(how))
-    try:
-        out = graph.invoke({"messages": [("user", TASK)]}, cfg())
-    except Exception as exc:  # noqa: BLE001 - a refusal by LangGraph itself is fine too
-        assert bought() == [], exc
-        return
+    if (kind, how) in REACT_AGENT_STOPS:
+        with pytest.raises(ValueError, match="do not have a corresponding ToolMessage"):
+            graph.invoke({"messages": [("user", TASK)]}, cfg())
+    else:
+        graph.invoke({"messages": [("user", TASK)]}, cfg())
+    messages = graph.get_state(cfg()).values["messages"]
     assert bought() == [] and critic.calls == 0
-    refused = tool_answers(out["messages"])
-    assert refused and all(m.status == "error" for m in refused)
+    (refused,) = [m for m in tool_answers(messages) if m.tool_call_id == "evil-1"]
+    assert refused.status == "error" and "not executed" in refused.content
+    assert [(a["tool"], a["decision"], a["decided_by"]) for a in audit(graph)] == [
+        ("buy_now", "reject", "guard")
+    ]
 
 
 # ---------------------------------------------------------------------------- 6. caller's goto
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_6_a_callers_goto_tools_while_a_review_is_pending_does_not_run_the_call(kind, mode):
+async def test_a_callers_goto_tools_while_a_review_is_pending_does_not_run_the_call(kind, mode):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B09", "price": 99.0}, "b")]),
@@ -288,7 +299,7 @@ async def test_6_a_callers_goto_tools_while_a_review_is_pending_does_not_run_the
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_6_a_callers_goto_tools_with_an_injected_call_on_a_finished_thread(kind, mode):
+async def test_a_callers_goto_tools_with_an_injected_call_on_a_finished_thread(kind, mode):
     actor = ScriptedChatModel(replies=["hello"])
     graph = guarded(kind, actor, ScriptedCritic(scores=[1.0]))
     await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
@@ -303,7 +314,7 @@ async def test_6_a_callers_goto_tools_with_an_injected_call_on_a_finished_thread
 
 # ---------------------------------------------------------------------------- 7. stale ids
 @pytest.mark.parametrize("kind", ["builder", "react_agent", "create_agent", "middleware"])
-def test_7_an_old_interrupt_id_cannot_answer_a_newer_review(kind):
+def test_an_old_interrupt_id_cannot_answer_a_newer_review(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B02", "price": 40.0}, "b")]),
@@ -330,7 +341,7 @@ def test_7_an_old_interrupt_id_cannot_answer_a_newer_review(kind):
 
 # ---------------------------------------------------------------------------- 12. deep resume
 @pytest.mark.parametrize("kind", KINDS)
-def test_12_a_resume_nested_300_deep_is_refused_before_anything_runs(kind):
+def test_a_resume_nested_300_deep_is_refused_before_anything_runs(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B02", "price": 40.0}, "b")]),
@@ -353,7 +364,7 @@ def test_12_a_resume_nested_300_deep_is_refused_before_anything_runs(kind):
 # ---------------------------------------------------------------------------- 13. new message
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_13_a_new_user_message_closes_the_pending_review_with_an_answer(kind, mode):
+async def test_a_new_user_message_closes_the_pending_review_with_an_answer(kind, mode):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B09", "price": 99.0}, "b")]),
@@ -375,7 +386,7 @@ async def test_13_a_new_user_message_closes_the_pending_review_with_an_answer(ki
 
 # ---------------------------------------------------------------------------- 15. edit args
 @pytest.mark.parametrize("kind", KINDS)
-def test_15_string_values_from_chat_ui_are_coerced_by_the_tools_schema(kind):
+def test_string_values_from_chat_ui_are_coerced_by_the_tools_schema(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B02", "price": 40.0}, "b")]),
@@ -397,7 +408,7 @@ def test_15_string_values_from_chat_ui_are_coerced_by_the_tools_schema(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_15_edited_args_the_schema_refuses_keep_the_review_pending(kind):
+def test_edited_args_the_schema_refuses_keep_the_review_pending(kind):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B02", "price": 40.0}, "b")]),
@@ -417,7 +428,7 @@ def test_15_edited_args_the_schema_refuses_keep_the_review_pending(kind):
 
 # ---------------------------------------------------------------------------- 11. guard side
 @pytest.mark.parametrize("kind", ["create_agent", "middleware"])
-def test_11_allow_on_critic_error_never_allows_a_call_whose_risk_was_never_set(kind):
+def test_allow_on_critic_error_never_allows_a_call_whose_risk_was_never_set(kind):
     actor = ScriptedChatModel(
         replies=[AIMessage("", tool_calls=[call("delete_account", {"user": "bob"}, "d")]), "done"]
     )
@@ -450,7 +461,7 @@ class _OutOfRange(Critic):
 
 @pytest.mark.parametrize("score", [7.0, math.inf, math.nan, -1.0])
 @pytest.mark.parametrize("kind", ["create_agent", "middleware"])
-def test_11_a_score_outside_0_1_fails_closed_at_the_guard(kind, score):
+def test_a_score_outside_0_1_fails_closed_at_the_guard(kind, score):
     actor = ScriptedChatModel(
         replies=[
             AIMessage("", tool_calls=[call("buy_now", {"asin": "B02", "price": 40.0}, "b")]),
@@ -491,7 +502,7 @@ def test_records_audit_and_payload_carry_task_chain_and_option_probs(kind):
     assert entry["option_probs"] == {} and entry["options"] == []
 
 
-# ---------------------------------------------------------------------------- issue 13 shape
+# ---------------------------------------------------------------------------- state shape
 @pytest.mark.parametrize("kind", ["create_agent", "middleware", "middleware_tool_call"])
 def test_the_agents_input_schema_shows_only_messages(kind):
     graph = guarded(kind, ScriptedChatModel(replies=["hi"]), ScriptedCritic(scores=[1.0]))
@@ -499,7 +510,7 @@ def test_the_agents_input_schema_shows_only_messages(kind):
 
 
 def test_review_modes_are_a_literal_checked_at_construction_and_options_are_shared():
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     options = GuardOptions(on_reject="end", max_trials=2)
     middleware = InferActMiddleware(critic=ScriptedCritic(scores=[1.0]), options=options)
@@ -570,7 +581,7 @@ def _forging_tools(how: str) -> list:
 @pytest.mark.parametrize("how", ["update", "send_with_state"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_with_a_signing_key_a_forged_consistent_record_approves_nothing(kind, how):
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     actor = ScriptedChatModel(
         replies=[AIMessage("", tool_calls=[call("forger", {}, "f1")]), "done"]
@@ -588,7 +599,7 @@ def test_with_a_signing_key_a_forged_consistent_record_approves_nothing(kind, ho
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_signed_records_still_let_approved_calls_run(kind):
-    from inferact_langgraph._options import GuardOptions
+    from inferact_langgraph import GuardOptions
 
     actor = ScriptedChatModel(
         replies=[

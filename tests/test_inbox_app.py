@@ -53,7 +53,9 @@ class _Runs:
         if self.server.refuse:
             request = httpx.Request("POST", "http://api/runs")
             response = httpx.Response(
-                self.server.refuse, json={"detail": "Thread is busy"}, request=request
+                self.server.refuse,
+                json={"detail": getattr(self.server, "refuse_detail", "Thread is busy")},
+                request=request,
             )
             raise httpx.HTTPStatusError("refused", request=request, response=response)
         self.server.created.append((thread_id, assistant, kwargs))
@@ -62,6 +64,9 @@ class _Runs:
 
     async def join(self, thread_id: str, run_id: str) -> dict:
         return {}
+
+    async def list(self, thread_id: str, **kwargs: Any) -> list[dict]:
+        return []  # no run in flight
 
     async def get(self, thread_id: str, run_id: str) -> dict:
         return {"run_id": run_id, "status": "success"}
@@ -131,7 +136,7 @@ def test_several_pending_interrupts_are_answered_by_id(waiting: FakeServer) -> N
             {"interrupt_id": "gone", "decisions": [{"type": "approve"}]},
             "application/json",
             409,
-            "no longer pending",
+            "This review was already answered elsewhere",
         ),
         ("decisions=approve", "application/x-www-form-urlencoded", 415, "as JSON"),
         ("{not json", "application/json", 400, "not JSON"),
@@ -145,12 +150,28 @@ def test_bad_or_stale_decisions_are_refused_and_nothing_is_sent(
     assert waiting.created == []
 
 
-def test_the_servers_refusal_is_relayed_with_its_reason(waiting: FakeServer) -> None:
-    waiting.refuse = 409
+def test_a_decision_that_meets_a_run_in_flight_is_told_the_review_was_answered(
+    waiting: FakeServer,
+) -> None:
+    waiting.refuse = 409  # LangGraph's answer while another decision's run is going
     response = _post(waiting, {"decisions": [{"type": "approve"}]})
-    assert response.status_code == 409
-    assert response.json()["error"].startswith("The server refused the decision: Thread is busy.")
-    assert "try again" in response.json()["error"]
+    body = response.json()
+    assert response.status_code == 409 and body["answered"] is True
+    assert body["error"].startswith("This review was already answered")
+    assert "Thread is busy" not in body["error"] and "try again" not in body["error"]
+    assert waiting.created == []
+
+
+def test_the_servers_other_refusals_are_relayed_with_their_reason_once(
+    waiting: FakeServer,
+) -> None:
+    waiting.refuse = 403
+    waiting.refuse_detail = "Not your thread."  # a sentence that ends itself: one period
+    response = _post(waiting, {"decisions": [{"type": "approve"}]})
+    assert response.status_code == 403
+    assert response.json()["error"] == (
+        "The server refused the decision: Not your thread. You may not see or change this thread."
+    )
 
 
 def test_the_root_langgraph_json_serves_the_inbox() -> None:

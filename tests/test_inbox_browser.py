@@ -9,7 +9,6 @@ the original option order, 0.3 in the reversed one) against a threshold of 0.5.
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import pytest
@@ -223,7 +222,7 @@ def test_hostile_text_is_shown_literally_and_never_runs(page, server) -> None:
     assert page.dialogs == []
 
 
-def test_a_refused_decision_is_shown_and_kept(page, server) -> None:
+def test_a_review_answered_meanwhile_says_who_answered_and_locks_the_form(page, server) -> None:
     thread_id = start(server, "Buy the blue mug B02 (refused)")
     open_review(page, server, thread_id)
     card = page.locator("#detail article.action")
@@ -235,11 +234,16 @@ def test_a_refused_decision_is_shown_and_kept(page, server) -> None:
     feedback = card.locator('textarea[data-input="reject"]')
     feedback.fill("Not this one.")
     page.locator("#detail button.send").click()
-    outcome = page.locator("#detail .outcome.refused")
+    outcome = page.locator("#detail .outcome[data-outcome=answered]")
     outcome.wait_for()
-    assert re.search(r"Not accepted \(HTTP 409\).*no longer pending", outcome.inner_text())
-    assert "Your decisions are still in the form." in outcome.inner_text()
-    assert feedback.input_value() == "Not this one." and card.get_by_label("Reject").is_checked()
+    # Who answered, from the audit; nothing to retry, so the form is locked, not resent.
+    assert "Already answered elsewhere; your decision was not sent." in outcome.inner_text()
+    assert outcome.locator("ul.audit li").all_inner_texts() == [
+        "buy_now: approve by human (p=0.25)"
+    ]
+    assert page.locator("#detail button.send").is_disabled()
+    assert feedback.input_value() == "Not this one." and feedback.is_disabled()
+    item(page, thread_id).wait_for(state="detached")  # the list was refreshed
     state = _client(server).threads.get_state(thread_id)
     audit = state["values"]["inferact_audit"]
     assert [(e["decision"], e["decided_by"]) for e in audit] == [("approve", "human")]
@@ -286,3 +290,118 @@ def test_a_failed_critic_is_shown_and_a_person_decides(page, server) -> None:
     outcome.wait_for()
     assert outcome.get_attribute("data-outcome") == "finished"
     assert "buy_now: approve by human" in outcome.inner_text()
+
+
+def test_two_tabs_deciding_at_once_the_later_one_says_who_answered(browser, server) -> None:
+    task = "Buy the blue mug B02 (slow)"
+    thread_id = start(server, task)
+    first, second = browser.new_page(), browser.new_page()
+    try:
+        for tab in (first, second):
+            open_review(tab, server, thread_id)
+        first.locator("#detail article.action").get_by_label("Approve").check()
+        card = second.locator("#detail article.action")
+        card.get_by_label("Reject").check()
+        card.locator('textarea[data-input="reject"]').fill("Not this one.")
+        first.locator("#detail button.send").click()
+        deadline = time.monotonic() + 10
+        while _client(server).threads.get(thread_id)["status"] != "busy":
+            assert time.monotonic() < deadline, "the first decision never started a run"
+            time.sleep(0.05)
+        # The first decision's run is still going (its purchase takes 1.5 s): the second arrives.
+        second.locator("#detail button.send").click()
+        answered = second.locator("#detail .outcome[data-outcome=answered]")
+        answered.wait_for()
+        text = answered.inner_text()
+        assert "Already answered elsewhere; your decision was not sent." in text
+        assert answered.locator("ul.audit li").all_inner_texts() == [
+            "buy_now: approve by human (p=0.25)"
+        ]
+        for jargon in ("multitask", "Thread is already running", "..", "try again"):
+            assert jargon not in text
+        assert second.locator("#detail button.send").is_disabled()
+        done = first.locator("#detail .outcome[data-outcome]")
+        done.wait_for()
+        assert done.get_attribute("data-outcome") == "finished"
+    finally:
+        first.close()
+        second.close()
+    audit = _client(server).threads.get_state(thread_id)["values"]["inferact_audit"]
+    assert [(e["decision"], e["decided_by"]) for e in audit] == [("approve", "human")]
+
+
+def test_the_outcome_lists_every_decision_of_the_run(page, server) -> None:
+    thread_id = start(server, "Buy the blue mug B02 (retry)")
+    open_review(page, server, thread_id)
+    card = page.locator("#detail article.action")
+    card.get_by_label("Reject").check()
+    card.locator('textarea[data-input="reject"]').fill("Wrong colour.")
+    page.locator("#detail button.send").click()
+    outcome = page.locator("#detail .outcome[data-outcome]")
+    outcome.wait_for()
+    assert outcome.get_attribute("data-outcome") == "finished"
+    # The human's rejection, then the critic's approval of the purchase the agent made next.
+    assert outcome.locator("ul.audit li").all_inner_texts() == [
+        "buy_now: reject by human (p=0.25) — Wrong colour.",
+        "buy_now: approve by critic (p=0.85)",
+    ]
+    assert "bought B02" in outcome.locator(".last-message").inner_text()
+
+
+def test_the_apps_root_leads_to_the_inbox_and_loading_it_requests_nothing_missing(
+    page, server
+) -> None:
+    import httpx
+
+    root = httpx.get(f"{server['url']}/inferact", follow_redirects=False)
+    assert root.status_code in (302, 303, 307) and root.headers["location"].endswith(
+        "/inferact/inbox"
+    )
+    thread_id = start(server, "Buy the blue mug B02 (page load)")
+    failed: list[str] = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    page.on("requestfailed", lambda r: failed.append(f"failed {r.url}"))
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.goto(f"{server['url']}/inferact")
+    assert page.url.endswith("/inferact/inbox")
+    item(page, thread_id).click()
+    page.wait_for_selector("#detail article.action")
+    page.wait_for_timeout(1000)  # the browser asks for the icon after the page has loaded
+    assert failed == [] and errors == []
+    icon = httpx.get(f"{server['url']}/inferact/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+
+
+def test_the_edit_box_shows_every_argument_from_the_first(page, server) -> None:
+    thread_id = start(server, "Buy the blue mug B02 (many arguments)")
+    open_review(page, server, thread_id)
+    card = page.locator("#detail article.action")
+    card.locator("pre.args").click()  # focus inside the card, then choose edit by keyboard
+    page.keyboard.press("e")
+    box = card.locator('textarea[data-input="edit"]')
+    assert box.evaluate("b => b === document.activeElement")
+    assert json.loads(box.input_value())["address"] == "1 Main St"
+    top, height, client_height = box.evaluate("b => [b.scrollTop, b.scrollHeight, b.clientHeight]")
+    assert top == 0 and height <= client_height, (top, height, client_height)
+
+
+def test_the_description_agent_chat_ui_shows_links_to_this_review(page, server) -> None:
+    task = "Buy the blue mug B02 (link)"
+    thread_id = start(server, task)
+    state = _client(server).threads.get_state(thread_id)
+    [request] = state["interrupts"][0]["value"]["action_requests"]
+    lines = request["description"].splitlines()
+    assert lines[1:4] == [
+        "InferAct doubts this call: p(user's task) = 0.25 < threshold 0.50.",
+        f'Judged against the user\'s task: "{task}"',
+        'Most likely task, from the agent\'s actions (p = 0.60): "buy a red mug"',
+    ]
+    link = f"{server['url']}/inferact/inbox#/thread/{thread_id}"
+    assert lines[-1] == f"Review it with every detail in the inbox: {link}"
+    page.goto(link)  # the link opens this thread's review
+    title = page.locator("#detail-title")
+    title.wait_for()
+    assert thread_id in title.inner_text()
+    shown = page.locator("#detail article.action .description").inner_text()
+    assert "Judged against the user's task" in shown and "inferact/inbox" not in shown

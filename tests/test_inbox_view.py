@@ -1,5 +1,6 @@
-"""The inbox's view model, built from real guarded-graph states in both payload shapes: the
-current one (``inferact`` without task / chain / options) and the extended one (with them)."""
+"""The inbox's view model, built from real guarded-graph states in both payload shapes: a short
+one (``inferact`` without task / chain / options), completed from the guard's check record in
+state and never recomputed from the messages, and the full one (with them)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ from langgraph.types import Command
 
 from inferact_langgraph.inbox import thread_view, validate_decisions
 
-# Fields the guard added to each action's ``inferact`` section in version 0.2; the tests of this
-# module start from version 0.1's payload (without them) so the fall-back to state is tested,
-# and the "extended" tests put them back themselves.
+# Fields the guard writes into each action's ``inferact`` section that an older payload lacks;
+# the tests of this module start from a payload without them so the fall-back to state is
+# tested, and the "extended" tests put them back themselves.
 _V02_FIELDS = ("task", "action_chain", "options", "option_probs", "order_probs")
 
 
 def thread_dict(graph: Any, config: dict, thread_id: str) -> dict:
-    """The thread as ``threads.get`` gives it, with version 0.1's ``inferact`` sections."""
+    """The thread as ``threads.get`` gives it, with ``inferact`` sections lacking those fields."""
     thread = _thread_dict(graph, config, thread_id)
     for interrupts in thread["interrupts"].values():
         for item in interrupts:
@@ -51,8 +52,8 @@ def test_current_payload_falls_back_to_the_state() -> None:
     assert chain[0]["observation"].startswith("Results for Buy the blue mug B02:\nB01: mug")
     assert chain[1]["observation"] is None
     assert "looks right" not in json.dumps(view)
-    # Options: the inferred tasks, the user's task, none of the above; per order re-read from
-    # the critic's raw answers (the reversed answer mapped back to the original labels).
+    # Options: the inferred tasks, the user's task, none of the above; per order as the guard
+    # recorded them (the reversed order mapped back to the original labels).
     options = {o["label"]: o for o in action["options"]}
     assert [o["kind"] for o in action["options"]] == ["inferred"] * 3 + ["task", "none"]
     assert options["D"]["text"] == "Buy the blue mug B02"
@@ -161,22 +162,30 @@ def test_an_edited_call_under_review_shows_its_new_arguments_not_the_old_verdict
     assert action["inferred_tasks"] == shop.INFERRED  # from the payload
 
 
-def test_critic_error_is_shown_and_memory_messages_are_not_the_task() -> None:
+def test_the_task_is_the_one_the_guard_judged_against_not_the_first_human_message() -> None:
+    graph, config = run_shop("Buy the blue mug B02")
+    thread = thread_dict(graph, config, "t1")
+    earlier = {"type": "human", "content": "an earlier request: buy a cheap pan", "id": "h0"}
+    thread["values"]["messages"].insert(0, earlier)
+    memory = {"type": "human", "content": "Earlier feedback: wrong size", "id": "inferact-mem-1"}
+    thread["values"]["messages"].insert(1, memory)
+    [action] = thread_view(thread)["reviews"][0]["actions"]
+    [record] = graph.get_state(config).values["inferact_checks"].values()
+    assert action["task"] == record["task"] == "Buy the blue mug B02"
+    assert action["action_chain"] == record["action_chain"]
+    assert "task" in action["from_state"]
+
+
+def test_a_failed_critic_is_shown_and_nothing_unrecorded_is_made_up() -> None:
     graph, config = run_shop("Buy the blue mug B02")
     thread = thread_dict(graph, config, "t1")
     info = thread["interrupts"]["task-1"][0]["value"]["action_requests"][0]["inferact"]
     info.update(score=None, error="CriticTimeoutError: the critic model did not answer in 30s")
-    thread["values"]["inferact_checks"] = {}
-    memory = {
-        "type": "human",
-        "content": "Earlier feedback: wrong size",
-        "id": "inferact-memory-store-1",
-    }
-    thread["values"]["messages"].insert(0, memory)
+    thread["values"]["inferact_checks"] = {}  # no record: the messages are not read instead
     [action] = thread_view(thread)["reviews"][0]["actions"]
     assert action["error"].startswith("CriticTimeoutError") and action["score"] is None
-    assert action["task"] == "Buy the blue mug B02"
-    assert action["options"] == []
+    assert action["task"] is None and action["action_chain"] == [] and action["options"] == []
+    assert action["from_state"] == []
 
 
 def test_threads_without_an_inferact_review_have_no_view() -> None:
@@ -243,35 +252,30 @@ def test_decisions_are_checked_against_each_actions_allowed_decisions() -> None:
     )
 
 
-def test_per_order_probabilities_are_read_from_alfworld_style_answers_too() -> None:
+def test_per_order_probabilities_are_the_recorded_ones_never_a_re_read_of_the_answers() -> None:
     graph, config = run_shop("Buy the blue mug B02")
     thread = thread_dict(graph, config, "t1")
     [record] = thread["values"]["inferact_checks"].values()
-    record["verdict"]["options"] = ["heat an egg", "cool an egg", "put an egg in the fridge"]
-    record["verdict"]["inferred_tasks"] = ["heat an egg", "cool an egg"]
-    record["verdict"]["option_probs"] = {"A": 0.5, "B": 0.15, "C": 0.35}
-    record["verdict"]["raw"] = {
-        # Original order A B C; the reversed answer rates C B A under the labels A B C.
-        "verification_original": "A: Completed P_A: 0.9\nB: Not Completed P_B: 0.2\n"
-        "C: Completed P_C: 0.3",
-        "verification_reversed": "A: Completed P_A: 0.4\nB: Not Completed P_B: 0.1\n"
-        "C: Completed P_C: 0.1",
+    record["order_probs"] = {
+        "original": {"B": 0.5, "D": 0.1},
+        "reversed": {"B": 0.7, "D": 0.4},
     }
+    record["verdict"]["raw"] = {"verification_original": "G1: A P1: 0.99"}  # not what it used
     [action] = thread_view(thread)["reviews"][0]["actions"]
-    assert [
-        (o["label"], o["kind"], o["p_original"], o["p_reversed"]) for o in action["options"]
-    ] == [
-        ("A", "inferred", 0.9, 0.1),
-        ("B", "inferred", 0.2, 0.1),
-        ("C", "task", 0.3, 0.4),
+    assert [(o["label"], o["p_original"], o["p_reversed"]) for o in action["options"]] == [
+        ("A", 0.0, 0.0),
+        ("B", 0.5, 0.7),
+        ("C", 0.0, 0.0),
+        ("D", 0.1, 0.4),
+        ("E", 0.0, 0.0),
     ]
 
 
-def test_unreadable_raw_answers_leave_the_per_order_columns_empty() -> None:
+def test_a_record_without_per_order_probabilities_leaves_those_columns_empty() -> None:
     graph, config = run_shop("Buy the blue mug B02")
     thread = thread_dict(graph, config, "t1")
     [record] = thread["values"]["inferact_checks"].values()
-    record["verdict"]["raw"] = {"verification_original": "I cannot answer that."}
+    record["order_probs"] = None  # e.g. a critic that verifies in one order only
     [action] = thread_view(thread)["reviews"][0]["actions"]
     assert {o["p_original"] for o in action["options"]} == {None}
     assert [o["p_mean"] for o in action["options"]] == [0.0, 0.6, 0.0, 0.25, 0.0]

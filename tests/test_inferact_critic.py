@@ -92,7 +92,7 @@ def verification_prompts(model: ScriptedChatModel) -> dict[str, str]:
 # ------------------------------------------------------------------ the method
 async def test_score_is_the_mean_of_p_task_over_both_orders():
     model = ScriptedChatModel(responder=judge({TASK: 0.8, INFERRED[0]: 0.3}))
-    verdict = await InferActCritic(model=model).aevaluate(trajectory())
+    verdict = await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     assert verdict.score == pytest.approx(0.8)
     assert verdict.inferred_tasks == list(INFERRED)
     assert verdict.options == [*INFERRED, TASK, "None of the above"]
@@ -105,7 +105,7 @@ async def test_score_is_the_mean_of_p_task_over_both_orders():
 
 async def test_option_order_and_labels_in_both_orders():
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    await InferActCritic(model=model).aevaluate(trajectory())
+    await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     prompts = verification_prompts(model)
     assert shown_options(prompts["original"]) == [
         ("A", INFERRED[0]),
@@ -130,9 +130,9 @@ async def test_averaging_counts_a_missing_option_as_zero_in_that_order():
         "reversed": "G1: A P1: 0.6",
     }
 
-    verdict = await InferActCritic(model=ScriptedChatModel(responder=answering(answers))).aevaluate(
-        trajectory()
-    )
+    verdict = await InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=answering(answers))
+    ).aevaluate(trajectory())
     assert verdict.score == pytest.approx(0.4)  # (0.8 + 0) / 2
     assert verdict.option_probs["A"] == pytest.approx(0.2)  # (0.4 + 0) / 2
     assert verdict.option_probs["E"] == pytest.approx(0.3)  # (0 + 0.6) / 2
@@ -141,7 +141,7 @@ async def test_averaging_counts_a_missing_option_as_zero_in_that_order():
 
 async def test_fewer_inferred_tasks_shift_the_task_label():
     model = ScriptedChatModel(responder=judge({TASK: 0.7}, tasks=("buy a blue mug",)))
-    verdict = await InferActCritic(model=model).aevaluate(trajectory())
+    verdict = await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     assert verdict.options == ["buy a blue mug", TASK, "None of the above"]
     assert verdict.score == pytest.approx(0.7)
     assert verdict.option_probs["B"] == pytest.approx(0.7)
@@ -149,7 +149,9 @@ async def test_fewer_inferred_tasks_shift_the_task_label():
 
 async def test_alfworld_format_four_options_no_none_of_the_above():
     model = ScriptedChatModel(responder=judge({TASK: 0.6, INFERRED[1]: 0.2}, fmt="alfworld"))
-    verdict = await InferActCritic(model=model, preset="alfworld").aevaluate(trajectory())
+    verdict = await InferActCritic(calibration=None, model=model, preset="alfworld").aevaluate(
+        trajectory()
+    )
     assert verdict.options == [*INFERRED, TASK]
     assert verdict.score == pytest.approx(0.6)
     assert verdict.option_probs == pytest.approx({"A": 0.0, "B": 0.2, "C": 0.0, "D": 0.6})
@@ -178,7 +180,7 @@ async def test_thoughts_never_reach_any_prompt():
     ]
     traj = Trajectory.from_messages(messages)
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    await InferActCritic(model=model).aevaluate(traj)
+    await InferActCritic(calibration=None, model=model).aevaluate(traj)
     everything = "\n".join(prompt_text(p) for p in model.prompts)
     assert model.calls == 3
     assert "buy_now" in everything and "B01 red ceramic mug" in everything
@@ -202,7 +204,7 @@ async def test_the_real_task_is_absent_from_the_inference_prompt():
         ),
     )
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    await InferActCritic(model=model).aevaluate(traj)
+    await InferActCritic(calibration=None, model=model).aevaluate(traj)
     inference = [prompt_text(p) for p in model.prompts if is_inference(prompt_text(p))]
     assert len(inference) == 1
     assert TASK not in inference[0] and "buy_now()" in inference[0]
@@ -220,7 +222,7 @@ async def test_webshop_preset_masks_search_queries_in_inference():
         ),
     )
     model = ScriptedChatModel(responder=judge({traj.task: 0.9}))
-    await InferActCritic(model=model, preset="webshop").aevaluate(traj)
+    await InferActCritic(calibration=None, model=model, preset="webshop").aevaluate(traj)
     inference = prompt_text(model.prompts[0])
     assert is_inference(inference)
     assert "search[red ceramic mug]" not in inference and "Action 1: search\n" in inference
@@ -230,7 +232,7 @@ async def test_webshop_preset_masks_search_queries_in_inference():
 async def test_risk_sentence_in_verification_only_when_high_risk():
     sentence = get_preset("webshop").risk
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    critic = InferActCritic(model=model, preset="webshop")
+    critic = InferActCritic(calibration=None, model=model, preset="webshop")
     await critic.aevaluate(trajectory(), risk="low")
     assert not any(sentence in prompt_text(p) for p in model.prompts)
     model.reset()
@@ -258,7 +260,7 @@ async def test_injection_in_observations_does_not_change_the_score():
     scores = []
     for traj in (clean, poisoned):
         model = ScriptedChatModel(responder=judge({TASK: 0.2}))
-        verdict = await InferActCritic(model=model).aevaluate(traj)
+        verdict = await InferActCritic(calibration=None, model=model).aevaluate(traj)
         scores.append(verdict.score)
         prompts = verification_prompts(model)
     assert scores == [pytest.approx(0.2), pytest.approx(0.2)]
@@ -271,7 +273,7 @@ async def test_injection_in_observations_does_not_change_the_score():
 async def test_braces_in_trajectories_do_not_break_prompts():
     traj = Trajectory("{task} {num}", (Step('f(x={"a": 1})', "{action} {0} {{"), Step("go()")))
     model = ScriptedChatModel(responder=judge({"{task} {num}": 0.9}))
-    verdict = await InferActCritic(model=model).aevaluate(traj)
+    verdict = await InferActCritic(calibration=None, model=model).aevaluate(traj)
     assert verdict.score == pytest.approx(0.9)
 
 
@@ -279,7 +281,7 @@ async def test_braces_in_trajectories_do_not_break_prompts():
 async def test_the_two_verification_calls_run_concurrently():
     delay = 0.3
     model = ScriptedChatModel(responder=judge({TASK: 0.9}), delay=delay)
-    critic = InferActCritic(model=model)
+    critic = InferActCritic(calibration=None, model=model)
     start = time.perf_counter()
     await critic.aevaluate(trajectory())
     elapsed = time.perf_counter() - start
@@ -290,7 +292,7 @@ async def test_the_two_verification_calls_run_concurrently():
 async def test_model_errors_surface_as_critic_model_error():
     model = ScriptedChatModel(replies=[RuntimeError("HTTP 500")])
     with pytest.raises(CriticModelError) as info:
-        await InferActCritic(model=model).aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     assert info.value.stage == "inference" and not isinstance(info.value, CriticTimeoutError)
 
     def fail_in_verification(messages):
@@ -299,40 +301,40 @@ async def test_model_errors_surface_as_critic_model_error():
         raise ConnectionError("reset")
 
     with pytest.raises(CriticModelError) as info:
-        await InferActCritic(model=ScriptedChatModel(responder=fail_in_verification)).aevaluate(
-            trajectory()
-        )
+        await InferActCritic(
+            calibration=None, model=ScriptedChatModel(responder=fail_in_verification)
+        ).aevaluate(trajectory())
     assert info.value.stage.startswith("verification_")
 
 
 async def test_timeouts_surface_as_critic_timeout_error():
     model = ScriptedChatModel(responder=judge({TASK: 0.9}), delay=0.5)
     with pytest.raises(CriticTimeoutError):
-        await InferActCritic(model=model, timeout=0.05).aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model, timeout=0.05).aevaluate(trajectory())
 
 
 async def test_unparseable_answers_raise_parse_errors_with_raw():
     model = ScriptedChatModel(replies=["I would rather not say."])
     with pytest.raises(CriticParseError) as info:
-        await InferActCritic(model=model).aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     assert info.value.raw == "I would rather not say." and info.value.stage == "inference"
 
     model = ScriptedChatModel(replies=["A. x B. y C. z", "G1: D P1: nan"])
     with pytest.raises(CriticParseError) as info:
-        await InferActCritic(model=model).aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model).aevaluate(trajectory())
     assert info.value.raw == "G1: D P1: nan"
 
 
 def test_sync_evaluate_outside_an_event_loop():
     model = ScriptedChatModel(responder=judge({TASK: 0.3}))
-    verdict = InferActCritic(model=model, threshold=0.5).evaluate(trajectory())
+    verdict = InferActCritic(calibration=None, model=model, threshold=0.5).evaluate(trajectory())
     assert verdict.score == pytest.approx(0.3) and verdict.flagged
 
 
 async def test_sync_evaluate_inside_a_running_event_loop():
     asyncio.get_running_loop()
     model = ScriptedChatModel(responder=judge({TASK: 0.7}))
-    verdict = InferActCritic(model=model).evaluate(trajectory())
+    verdict = InferActCritic(calibration=None, model=model).evaluate(trajectory())
     assert verdict.score == pytest.approx(0.7)
 
 
@@ -358,7 +360,9 @@ async def test_structured_output_mode():
             },
         )
 
-    critic = InferActCritic(model=ScriptedChatModel(responder=respond), output_mode="structured")
+    critic = InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=respond), output_mode="structured"
+    )
     verdict = await critic.aevaluate(trajectory())
     assert verdict.inferred_tasks == list(INFERRED)
     assert verdict.score == pytest.approx(0.75)
@@ -370,14 +374,16 @@ async def test_structured_output_mode():
 async def test_structured_output_mode_bad_answer_is_a_parse_error():
     model = ScriptedChatModel(replies=["plain text, no tool call"])
     with pytest.raises(CriticParseError) as info:
-        await InferActCritic(model=model, output_mode="structured").aevaluate(trajectory())
+        await InferActCritic(calibration=None, model=model, output_mode="structured").aevaluate(
+            trajectory()
+        )
     assert "plain text" in info.value.raw
 
 
 # ------------------------------------------------------------------ graphs and construction
 async def test_subgraphs_are_usable_on_their_own():
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    critic = InferActCritic(model=model)
+    critic = InferActCritic(calibration=None, model=model)
     inferred = await critic.inference_graph.ainvoke({"trajectory": trajectory()})
     assert inferred["inferred_tasks"] == list(INFERRED)
     verified = await critic.verification_graph.ainvoke(
@@ -391,7 +397,7 @@ async def test_subgraphs_are_usable_on_their_own():
 
 async def test_check_inside_a_checkpointed_parent_graph_writes_no_checkpoints():
     model = ScriptedChatModel(responder=judge({TASK: 0.9}))
-    critic = InferActCritic(model=model)
+    critic = InferActCritic(calibration=None, model=model)
     seen = {}
 
     async def guard(state):
@@ -413,11 +419,11 @@ async def test_check_inside_a_checkpointed_parent_graph_writes_no_checkpoints():
 
 def test_construction_validates():
     with pytest.raises(ValueError, match="num_tasks"):
-        InferActCritic(model=None, num_tasks=0)
+        InferActCritic(calibration=None, model=None, num_tasks=0)
     with pytest.raises(ValueError, match="output_mode"):
-        InferActCritic(model=None, output_mode="json")  # type: ignore[arg-type]
+        InferActCritic(calibration=None, model=None, output_mode="json")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="valid presets"):
-        InferActCritic(model=None, preset="shopping")
+        InferActCritic(calibration=None, model=None, preset="shopping")
     assert isinstance(make_critic("inferact", model=None, num_tasks=2), InferActCritic)
     assert make_critic("inferact", model=None, num_tasks=2).num_tasks == 2
 
@@ -428,9 +434,9 @@ async def test_order_probs_keep_both_orders_by_original_label():
         "reversed": "G1: A P1: 0.6\nG2: B P2: 0.2",  # reversed A = original E, B = D
     }
 
-    verdict = await InferActCritic(model=ScriptedChatModel(responder=answering(answers))).aevaluate(
-        trajectory()
-    )
+    verdict = await InferActCritic(
+        calibration=None, model=ScriptedChatModel(responder=answering(answers))
+    ).aevaluate(trajectory())
     assert verdict.order_probs == {
         "original": {"A": 0.4, "B": 0.0, "C": 0.0, "D": 0.8, "E": 0.0},
         "reversed": {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.2, "E": 0.6},

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import says
 from langgraph.store.sqlite import SqliteStore
 from typer.testing import CliRunner
 
@@ -77,20 +78,23 @@ def test_clear_per_user_and_task(tmp_path):
     assert _list(db) == []
 
 
-def test_bad_inputs_are_clear_errors(tmp_path):
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_bad_inputs_are_clear_errors_at_any_terminal_width(tmp_path, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
     runner = CliRunner()
     missing = runner.invoke(app, ["memory", "list", "--db", str(tmp_path / "nope.sqlite")])
-    assert missing.exit_code != 0 and "no such SQLite file" in missing.output
+    assert missing.exit_code != 0 and says(missing.output, "no such SQLite file")
+    assert says(missing.output, str(tmp_path / "nope.sqlite"))
     db = tmp_path / "memory.sqlite"
     _seed(db)
     both = runner.invoke(app, ["memory", "list", "--db", str(db), "--user", "a", "--shared"])
-    assert both.exit_code != 0 and "at most one of --user, --shared and --owner" in both.output
+    assert both.exit_code != 0 and says(both.output, "at most one of --user, --shared and --owner")
     owner = runner.invoke(app, ["memory", "list", "--db", str(db), "--owner", "org//x"])
-    assert owner.exit_code != 0 and "labels joined by '/'" in owner.output
+    assert owner.exit_code != 0 and says(owner.output, "labels joined by '/'")
     text = tmp_path / "text.sqlite"
     text.write_text("not a database")
     bad = runner.invoke(app, ["memory", "list", "--db", str(text)])
-    assert bad.exit_code != 0 and "not a SQLite database" in bad.output
+    assert bad.exit_code != 0 and says(bad.output, "not a SQLite database")
 
 
 def test_the_demo_memory_is_listed_and_cleared(tmp_path):

@@ -2,8 +2,8 @@
 
 ``create_agent`` wraps every ``wrap_*`` hook in langsmith's ``traceable``. For an ``async def``
 hook that wrapper does its run bookkeeping in a worker thread, twice a call, even with tracing
-off; the async hooks are therefore plain functions returning an awaitable (issue 13 item 3,
-measured in docs/benchmarks.md section 2). These tests pin that shape and its behaviour; the
+off; the async hooks are therefore plain functions returning an awaitable (the
+cost is measured in docs/benchmarks.md section 2). These tests pin that shape and its behaviour; the
 guard's own guarantees are tested in test_guard_paths.py and test_guard_fuzz.py.
 """
 

@@ -16,8 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.errors import ResumeError
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
@@ -125,7 +124,7 @@ FAULTS = {
 def test_critic_fault_fails_closed_and_is_resumable(fault: str) -> None:
     options, model, error_type = FAULTS[fault]
     shop = Shop()
-    graph = guarded(shop, InferActCritic(model=model, **options))
+    graph = guarded(shop, InferActCritic(calibration=None, model=model, **options))
     config = cfg()
     out = graph.invoke({"messages": [("user", TASK)]}, config)
 
@@ -149,7 +148,7 @@ def test_critic_fault_fails_closed_and_is_resumable(fault: str) -> None:
 
 def test_probability_7_is_read_as_7_percent_and_reviewed() -> None:
     shop = Shop()
-    graph = guarded(shop, InferActCritic(model=judge(7)))
+    graph = guarded(shop, InferActCritic(calibration=None, model=judge(7)))
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     assert out["__interrupt__"][0].value["action_requests"][0]["inferact"]["score"] == 0.07
     assert shop.bought == []
@@ -158,7 +157,7 @@ def test_probability_7_is_read_as_7_percent_and_reviewed() -> None:
 @pytest.mark.parametrize("value", ["7.0", "7.5"])
 def test_out_of_range_probability_fails_closed(value: str) -> None:
     shop = Shop()
-    graph = guarded(shop, InferActCritic(model=judge(value)))
+    graph = guarded(shop, InferActCritic(calibration=None, model=judge(value)))
     config = cfg()
     out = graph.invoke({"messages": [("user", TASK)]}, config)
     assert shop.bought == [] and "__interrupt__" in out
@@ -172,7 +171,7 @@ def test_out_of_range_probability_fails_closed(value: str) -> None:
 def _score(obs: str, *, echo: bool) -> tuple[float, list[str]]:
     model = judge(0.3, echo=echo)
     shop = Shop(obs=obs)
-    graph = guarded(shop, InferActCritic(model=model))
+    graph = guarded(shop, InferActCritic(calibration=None, model=model))
     out = graph.invoke({"messages": [("user", TASK)]}, cfg())
     assert shop.bought == []
     score = out["__interrupt__"][0].value["action_requests"][0]["inferact"]["score"]

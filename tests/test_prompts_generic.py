@@ -1,7 +1,7 @@
-"""The ``generic`` preset asks whether an action is on track toward the task (issue 14, item 5).
+"""The ``generic`` preset asks whether an action is on track toward the task.
 
 A critical call is often step 1 of several; judged for completion it looks like a failure. The
-paper's three presets stay word for word, and version 0.1's completion wording stays
+paper's three presets stay word for word, and the completion wording stays
 selectable as ``generic-completion``, so the two can be measured side by side.
 """
 
@@ -99,7 +99,7 @@ def test_generic_completion_keeps_the_completion_wording():
         "including its last action"
     ) in preset.verification_prompt(chain, OPTIONS)
     assert "determine how likely it fulfills the user’s task" in preset.standard_prompt(chain, TASK)
-    assert preset.inference == get_preset("generic").inference  # only the judging changed
+    assert preset.inference == generic.COMPLETION_INFERENCE  # version 0.1's inference, no details
     assert "generic-completion" in PRESETS
 
 

@@ -165,7 +165,7 @@ def test_without_the_mark_the_fake_turn_would_be_the_request():
     """The positional rules alone cannot tell it apart (why the mark exists)."""
     messages = _thread()
     messages[-1] = HumanMessage(EVIL, id=messages[-1].id)
-    assert TaskLocator().task({"messages": messages}) == EVIL
+    assert TaskLocator().task({"messages": messages}).endswith(EVIL)
 
 
 def test_only_the_value_tool_counts_and_a_users_message_is_unmarked():

@@ -41,7 +41,10 @@ RECORDED = {
     "standard": {"f1": 88.2, "auc_pr": 96.1, "calls": 1},
     "multistep:product": {"f1": 82.8, "auc_pr": 91.7, "calls": 1},
 }
-STALE = "ReplayMismatchError"
+#: What every stale check's error says, whether the replay answered in process (the
+#: ``ReplayMismatchError`` itself) or through the loopback server, as ``inferact eval`` meets it
+#: (the OpenAI client's HTTP 400 error, carrying the same text).
+STALE = "stale request: no recorded request"
 
 
 def stale_checks(report: dict) -> dict[str, list[str]]:
@@ -155,6 +158,38 @@ def test_a_changed_prompt_is_named_with_its_trajectory_stage_and_diff(tmp_path):
     assert len(transcript.stale) == 6 + 2  # InferAct verifies in two orders
     assert other_errors(report) == []
     assert report["critics"]["inferact"]["scored"] == 2
+
+
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_a_changed_prompt_through_the_cli_is_counted_as_stale_not_as_another_error(tmp_path):
+    """The path of the figure tests: `inferact eval` against the loopback replay server."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from inferact_langgraph.cli import app
+    from inferact_langgraph.replay import ReplayServer
+
+    records = read_jsonl(SHARED_DATA)[:4]
+    for record in records[:2]:
+        record["task"] += " (edited)"
+    data = tmp_path / "runs.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    # The recorded run's options, for InferAct alone and without the dev split (4 records).
+    args = ["eval", "--data", str(data), "--model", "openai:recorded-model", "--critic"]
+    args += ["inferact", "--preset", "hotpotqa", "--max-retries", "0", "--no-cache"]
+    args += ["--no-progress", "--no-calibrate", "--out", str(tmp_path / "report")]
+    transcript = Transcript.load(ANSWERS)
+    with ReplayServer(transcript) as server:
+        result = CliRunner().invoke(
+            app, [*args, "--base-url", server.base_url, "--api-key", "replay"]
+        )
+    assert (tmp_path / "report" / "report.json").exists(), result.output
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    stale = stale_checks(report)
+    assert {name: len(v) for name, v in stale.items()} == {"inferact": 2}, result.output
+    assert "BadRequestError" in stale["inferact"][0] or "400" in stale["inferact"][0]
+    assert other_errors(report) == []
 
 
 # --------------------------------------------------------------------------- guarded graph

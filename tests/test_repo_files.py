@@ -1,4 +1,4 @@
-"""What the tools write into a checkout is ignored by git (issue 15, item 10)."""
+"""What the tools write into a checkout is ignored by git."""
 
 from __future__ import annotations
 

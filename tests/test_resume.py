@@ -124,9 +124,9 @@ asyncio.run(main())
 
 
 def test_more_concurrent_resumes_than_executor_threads_do_not_deadlock(tmp_path):
-    """Issue 10 item 10: every waiting resume used to hold a default-executor thread while
-    the winner needed one to release the lock. Run in a child process: a deadlock there is a
-    timeout here, not a hung test session."""
+    """Waiting resumes must not hold the default-executor threads the winner needs to release
+    the lock. Run in a child process: a deadlock there is a timeout here, not a hung test
+    session."""
     import os
     import subprocess
     import sys

@@ -1,5 +1,5 @@
-"""Secrets never reach error text, the review payload, the audit, the log or report.json
-(issue 10, item 14). A loopback stub server plays an OpenAI-compatible endpoint that echoes the
+"""Secrets never reach error text, the review payload, the audit, the log or report.json.
+A loopback stub server plays an OpenAI-compatible endpoint that echoes the
 API key in its 401 body, as some servers do."""
 
 from __future__ import annotations

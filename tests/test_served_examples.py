@@ -1,7 +1,7 @@
 """The example graphs of ``langgraph.json`` served by ``langgraph dev``, driven by the SDK.
 
 A user of Agent Chat UI types a request; the served graph acts on that request and the critic
-judges that request (issue 11, item 5). Two different messages, each judged against itself.
+judges that request. Two different messages, each judged against itself.
 Loopback only; the server runs on a free port and is stopped at the end.
 """
 
@@ -12,7 +12,7 @@ import json
 import pytest
 from server_support import ROOT, SERVER_MARKS, langgraph_dev
 
-from inferact_langgraph.examples.demo_models import MODEL_VARIABLES, make_env
+from inferact_langgraph.examples.registry import MODEL_VARIABLES, make_env
 
 pytestmark = SERVER_MARKS
 sdk = pytest.importorskip("langgraph_sdk", reason="langgraph-sdk is not installed")

@@ -73,7 +73,7 @@ TRAJECTORY = Trajectory("buy a red mug", (Step("search(q=mug)", "B01 red mug"), 
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_repeated_sync_checks_then_async_then_sync_again(stub_url):
     model = ChatOpenAI(base_url=stub_url, api_key="stub-key", model="stub", max_retries=0)
-    critic = StandardEvalCritic(model=model)
+    critic = StandardEvalCritic(calibration=None, model=model)
     scores = [critic.evaluate(TRAJECTORY).score for _ in range(3)]
     assert scores == [pytest.approx(0.2)] * 3
     assert asyncio.run(critic.aevaluate(TRAJECTORY)).score == pytest.approx(0.2)
@@ -88,4 +88,4 @@ def test_a_client_time_out_is_a_critic_time_out(stub_url):
         base_url=stub_url, api_key="stub-key", model="stub", max_retries=0, timeout=0.2
     )
     with pytest.raises(CriticTimeoutError):
-        StandardEvalCritic(model=model).evaluate(TRAJECTORY)
+        StandardEvalCritic(calibration=None, model=model).evaluate(TRAJECTORY)

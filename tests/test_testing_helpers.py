@@ -38,8 +38,8 @@ def doubt_custom(action: str) -> float:
 def test_every_critic_reads_the_scripted_answers_as_p_task(preset, p):
     model = scripted_critic_model(p_task=p)
     critics = [
-        InferActCritic(model=model, preset=preset),
-        StandardEvalCritic(model=model, preset=preset),
+        InferActCritic(calibration=None, model=model, preset=preset),
+        StandardEvalCritic(calibration=None, model=model, preset=preset),
         MultiStepCritic(model=model, preset=preset, aggregation="product"),
         MultiStepCritic(model=model, preset=preset, aggregation="min"),
     ]
@@ -59,7 +59,9 @@ def test_p_task_sees_the_pending_action_and_async_works(preset):
         seen.append(action)
         return doubt_custom(action)
 
-    critic = InferActCritic(model=scripted_critic_model(p_task=p_task), preset=preset)
+    critic = InferActCritic(
+        calibration=None, model=scripted_critic_model(p_task=p_task), preset=preset
+    )
     verdict = asyncio.run(critic.aevaluate(SHADES))
     assert verdict.score == pytest.approx(0.1) and verdict.flagged
     assert set(seen) == {'buy_now(asin="B0SHDCUSTM", price=45.99)'}
@@ -114,11 +116,11 @@ def test_bad_inputs_say_what_was_expected():
         answer_critic_prompt("Buy me shades")
     model = scripted_critic_model(p_task=1.5)
     with pytest.raises(Exception, match=r"probability in \[0, 1\]"):
-        StandardEvalCritic(model=model).evaluate(SHADES)
+        StandardEvalCritic(calibration=None, model=model).evaluate(SHADES)
 
 
 def test_is_critic_prompt_tells_actor_prompts_from_critic_prompts():
     model = scripted_critic_model()
-    StandardEvalCritic(model=model).evaluate(SHADES)
+    StandardEvalCritic(calibration=None, model=model).evaluate(SHADES)
     assert is_critic_prompt(prompt_text(model.prompts[0]))
     assert not is_critic_prompt("66x66 inch blackout shades")

@@ -197,9 +197,13 @@ class Critic(ABC):
             :data:`DEFAULT_TIMEOUT`, 60; ``None``: no limit). On expiry the check raises
             :class:`~inferact_langgraph.errors.CriticTimeoutError`.
         max_retries: Retries of a failed model call (default 0: fail fast).
-        calibration: A :class:`~inferact_langgraph.calibration.Calibration` or the path of
-            a calibration file (``inferact eval`` writes them): the raw score is mapped to a
-            probability of being on track before it is compared with ``threshold``.
+        calibration: ``"default"`` (the default): the calibration shipped for this critic and
+            preset, fitted on a capable model's answers
+            (:func:`~inferact_langgraph.calibration.default_calibration`; none for critics
+            and presets without one). A :class:`~inferact_langgraph.calibration.Calibration`
+            or the path of a calibration file (``inferact eval`` writes them) instead; ``None``
+            for the raw score. The raw score is mapped to a probability of being on track
+            before it is compared with ``threshold``.
 
     Raises:
         ValueError: A threshold outside [0, 1], a time-out that is not a positive number of
@@ -218,7 +222,7 @@ class Critic(ABC):
         budget: TokenBudget | None = DEFAULT_BUDGET,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_retries: int = 0,
-        calibration: Any = None,
+        calibration: Any = "default",
     ) -> None:
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
@@ -242,9 +246,17 @@ class Critic(ABC):
         self.budget = budget
         self.timeout = timeout
         self.max_retries = max_retries
-        from inferact_langgraph.calibration import load_calibration
+        from inferact_langgraph.calibration import (
+            DEFAULT,
+            default_calibration,
+            load_calibration,
+        )
 
-        self.calibration = load_calibration(calibration)
+        self.calibration = (
+            default_calibration(self.name, self.preset_config.name)
+            if isinstance(calibration, str) and calibration == DEFAULT
+            else load_calibration(calibration)
+        )
 
     # ------------------------------------------------------------------ public API
     def evaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None = None) -> Verdict:

@@ -23,7 +23,7 @@ Example:
     ...         return "The 3 most likely tasks are: A. buy a blue mug B. buy a pan C. buy a cup"
     ...     label = re.search(r"^([A-E])\. buy a red mug$", prompt, re.M).group(1)
     ...     return f"G1: {label} P1: 0.9\nJustification: the red mug was bought."
-    >>> critic = InferActCritic(model=ScriptedChatModel(responder=judge))
+    >>> critic = InferActCritic(model=ScriptedChatModel(responder=judge), calibration=None)
     >>> traj = Trajectory("buy a red mug", (Step("search(q=mug)", "B01 red mug"), Step("buy(B01)")))
     >>> v = critic.evaluate(traj)
     >>> v.options
@@ -223,7 +223,9 @@ class InferActCritic(Critic):
         ...         return "A. heat a mug B. cool a mug C. clean a mug"
         ...     # the real task is D in the original order and A in the reversed one
         ...     return "A: Completed P_A: 0.2\nD: Completed P_D: 0.6"
-        >>> critic = InferActCritic(model=ScriptedChatModel(responder=judge), preset="alfworld")
+        >>> critic = InferActCritic(
+        ...     model=ScriptedChatModel(responder=judge), preset="alfworld", calibration=None
+        ... )
         >>> v = critic.evaluate(Trajectory("heat some mug", (Step("heat mug 1 with microwave 1"),)))
         >>> round(v.score, 2), v.flagged
         (0.4, True)

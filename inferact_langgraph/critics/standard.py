@@ -10,7 +10,8 @@ Example:
     >>> from inferact_langgraph.testing import ScriptedChatModel
     >>> from inferact_langgraph.trajectory import Step, Trajectory
     >>> judge = ScriptedChatModel(replies=["The answer is: Incorrect\nConfidence: 0.9"])
-    >>> v = StandardEvalCritic(model=judge).evaluate(Trajectory("buy a mug", (Step("buy(B02)"),)))
+    >>> critic = StandardEvalCritic(model=judge, calibration=None)  # the raw confidence
+    >>> v = critic.evaluate(Trajectory("buy a mug", (Step("buy(B02)"),)))
     >>> round(v.score, 2), v.flagged
     (0.1, True)
 """
@@ -42,7 +43,7 @@ class StandardEvalCritic(Critic):
         >>> from inferact_langgraph.testing import ScriptedChatModel
         >>> from inferact_langgraph.trajectory import Step, Trajectory
         >>> judge = ScriptedChatModel(replies=["The answer is: Correct\nConfidence: 0.8"])
-        >>> critic = StandardEvalCritic(model=judge, preset="webshop")
+        >>> critic = StandardEvalCritic(model=judge, preset="webshop", calibration=None)
         >>> critic.evaluate(Trajectory("buy a mug", (Step("click[Buy Now]"),))).score
         0.8
     """

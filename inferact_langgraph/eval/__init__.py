@@ -36,6 +36,11 @@ except ImportError as exc:  # pragma: no cover - tested in a subprocess
     ) from exc
 
 from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.eval.calibration_quality import (
+    calibration_figures,
+    calibration_summary,
+    cross_validated_calibration,
+)
 from inferact_langgraph.eval.datasets import (
     BadRecord,
     Dataset,
@@ -59,23 +64,14 @@ from inferact_langgraph.eval.metrics import (
     expected_calibration_error,
     stratified_split,
 )
-from inferact_langgraph.eval.reliability import (
-    calibration_figures,
-    calibration_summary,
-    cross_validated_calibration,
-)
+from inferact_langgraph.eval.plots import plot_pr_curves, plot_reliability_diagram, pr_curves
+from inferact_langgraph.eval.render import output_console, paste_line, render_tables
 from inferact_langgraph.eval.report import (
     AGGREGATIONS,
     PROTOCOLS,
     CriticSummary,
     EvalReport,
     build_report,
-    output_console,
-    paste_line,
-    plot_pr_curves,
-    plot_reliability_diagram,
-    pr_curves,
-    render_tables,
 )
 from inferact_langgraph.eval.runner import (
     EvalRunner,

@@ -15,7 +15,7 @@ critic guards the critical action (``buy_now``, ``finish``, ``heat``/``cool``/``
     the rejection and is what the next trial sees;
   - ``nl``: an LLM playing the user writes feedback from the task, the gold outcome and the
     failed action chain (paper A.5, :func:`~inferact_langgraph.prompts.feedback.feedback_prompt`);
-    offline, :func:`~inferact_langgraph.examples.demo_models.oracle_feedback` writes it from a
+    offline, :meth:`~inferact_langgraph.examples.base.Environment.oracle_feedback` writes it from a
     template instead (labelled as such);
 * flagged, and the action is actually right → the human **approves** it and it runs;
 * not flagged → it runs. If it was wrong, the critic **missed** it: the harm is done and the
@@ -49,27 +49,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from inferact_langgraph.critics import CRITIC_SPECS, Critic, Usage, make_critic
-from inferact_langgraph.examples.alfworld import object_type
-from inferact_langgraph.examples.demo_models import (
-    ENVIRONMENTS,
+from inferact_langgraph.examples.base import Environment
+from inferact_langgraph.examples.oracle import (
     ORACLE_LABEL,
-    _actions,
-    _judge,
-    build_env_graph,
-    make_env,
-    make_scripted_actor,
-    oracle_critic_model,
-    oracle_feedback,
+    baseline_oracle_model,
+    inferact_oracle_model,
+    scripted_reflection_model,
 )
+from inferact_langgraph.examples.registry import ENVIRONMENTS, build_env_graph, make_env
 from inferact_langgraph.memory import FeedbackMemory
 from inferact_langgraph.prompts.feedback import feedback_prompt, reflection_prompt
-from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 from inferact_langgraph.trajectory import Trajectory
 
 __all__ = [
@@ -238,60 +233,8 @@ class TrialsReport:
         return paths
 
 
-# ---------------------------------------------------------------------------- gold judgement
-def _task_text(name: str, env: Any, task: int) -> str:
-    t = env.task(task)
-    return str(t["question"] if name == "hotpotqa" else t["instruction"])
-
-
-def _gold_text(name: str, env: Any, task: int) -> str:
-    """The gold outcome shown to the feedback LLM (A.5's ``{gold_label_actor}``)."""
-    t = env.task(task)
-    if name == "webshop":
-        product = env.products[t["gold"]["asin"]]
-        options = ", ".join(f"{k}: {v}" for k, v in t["gold"]["options"].items())
-        return f"{product['title']} ({product['asin']}{', ' + options if options else ''})"
-    if name == "hotpotqa":
-        return str(t["gold_answer"])
-    return (
-        f"find the {t['object']}, take it, {t['operation']} it with the right appliance, "
-        f"then put it in {t['target']}"
-    )
-
-
-def action_is_correct(name: str, env: Any, task: int, tool: str, args: dict[str, Any]) -> bool:
-    """The gold label of a critical action: would it be right for the task?"""
-    t = env.task(task)
-    if name == "webshop":
-        return bool(env.is_success(args, task)) if tool == "buy_now" else True
-    if name == "hotpotqa":
-        return bool(env.is_success(args.get("answer"), task)) if tool == "finish" else True
-    if tool in ("heat", "cool", "clean"):
-        return bool(
-            tool == t["operation"] and object_type(str(args.get("obj", ""))) == t["object"]
-        )
-    return True
-
-
-def _trial_success(name: str, env: Any, values: dict[str, Any], task: int, thread: str) -> bool:
-    messages = values.get("messages") or []
-    if name == "webshop":
-        bought = env.purchases(thread)
-        return bool(bought) and env.is_success(bought[-1], task)
-    if name == "hotpotqa":
-        answered = {
-            m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status != "error"
-        }
-        for message in reversed(messages):
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    if call["name"] == "finish" and call["id"] in answered:
-                        return bool(env.is_success(call["args"].get("answer"), task))
-        return False
-    return bool(env.is_success(env.state(messages), task))
-
-
-def _terminal_action(name: str, env: Any, values: dict[str, Any]) -> dict[str, Any] | None:
+# ---------------------------------------------------------------------------- the trial's outcome
+def _terminal_action(env: Environment, values: dict[str, Any]) -> dict[str, Any] | None:
     """The last executed critical call of the trial, if any."""
     messages = values.get("messages") or []
     answered = {
@@ -315,49 +258,6 @@ def _chain(values: dict[str, Any], task: str, pending: str | None = None) -> str
 
 
 # ---------------------------------------------------------------------------- offline models
-def oracle_baseline_model(name: str, env: Any, task: int, spec: str) -> ScriptedChatModel:
-    """An ORACLE-scripted critic model for the baselines.
-
-    For standard, self_consistency and multistep: it reads the actions off the prompt and
-    answers from the gold data of ``task``, in the critic's own output format. Offline only;
-    not live judgement.
-    """
-
-    def respond(messages: list[BaseMessage]) -> str:
-        actions = _actions(prompt_text(messages))
-        ok = _judge(name, env, task, actions)[0] if actions else False
-        why = _judge(name, env, task, actions)[1] if actions else "no action"
-        if spec.startswith("multistep"):
-            n = max(len(actions), 1)
-            steps = [f"Step {i}: 0.99" for i in range(1, n)]
-            steps.append(f"Step {n}: {0.9 if ok else 0.05}")
-            return "\n".join(steps) + f"\nJustification: {why} (oracle-scripted answer)."
-        label = "Correct" if ok else "Incorrect"
-        return (
-            f"The answer is: {label}\nConfidence: 0.9\n"
-            f"Justification: {why} (oracle-scripted answer)."
-        )
-
-    return ScriptedChatModel(responder=respond)
-
-
-def _scripted_reflection(name: str, env: Any, task: int) -> ScriptedChatModel:
-    """A scripted self-reflection (offline stand-in for the actor reflecting)."""
-
-    def respond(messages: list[BaseMessage]) -> str:
-        actions = _actions(prompt_text(messages))
-        last = actions[-1] if actions else ("the critical action", {})
-        args = ", ".join(f"{k}={v!r}" for k, v in last[1].items())
-        return (
-            f"My previous attempt ended with {last[0]}({args}), which the user judged "
-            "incorrect. I probably settled for a near-match instead of checking every "
-            "requirement of the task. Plan: re-read the task, check each requirement against "
-            "what I observe, and only take the final action when all of them hold."
-        )
-
-    return ScriptedChatModel(responder=respond)
-
-
 class _NoCritic(Critic):
     """The post-execution upper bound: never flags (no model calls)."""
 
@@ -425,51 +325,56 @@ class _Runner:
         self.memory = FeedbackMemory()
 
     # -- builders
-    def _critic(self, spec: str, env: Any, task: int) -> Critic:
+    def _critic(self, spec: str, env: Environment, task: int) -> Critic:
         if spec == POST_EXECUTION:
             return _NoCritic(model=None)
         model = self.critic_model
+        oracle = model is None
         if model is None:
             model = (
-                oracle_critic_model(self.name, env)
+                inferact_oracle_model(env)
                 if spec == "inferact"
-                else oracle_baseline_model(self.name, env, task, spec)
+                else baseline_oracle_model(env, task, spec)
             )
-        return make_critic(spec, model=model, preset=self.name, threshold=self.threshold)
+        return make_critic(
+            spec,
+            model=model,
+            preset=env.preset,
+            threshold=self.threshold,
+            calibration=None if oracle else "default",  # scripted scores are not calibrated
+        )
 
-    def _actor(self, env: Any, task: int) -> Any:
+    def _actor(self, env: Environment, task: int) -> Any:
         if self.actor_model is not None:
             return self.actor_model
         if self.actor_factory is not None:
             return self.actor_factory(self.name, env, task)
-        return make_scripted_actor(self.name, env, task)
+        return env.scripted_actor(task)
 
     # -- feedback
-    def nl_feedback(self, env: Any, task: int, chain: str) -> tuple[str, str]:
+    def nl_feedback(self, env: Environment, task: int, chain: str) -> tuple[str, str]:
         if self.feedback_model is None:
-            return oracle_feedback(self.name, env, task), "template"
+            return env.oracle_feedback(task), "template"
         text = _model_text(
             self.feedback_model,
             feedback_prompt(
-                self.name,
-                task=_task_text(self.name, env, task),
-                gold=_gold_text(self.name, env, task),
+                env.preset,
+                task=env.task_text(task),
+                gold=env.gold_text(task),
                 incorrect_action_chain=chain,
             ),
         )
         match = _FEEDBACK_LINE.search(text)
         return (match.group(1).strip() if match else text) or text, "llm"
 
-    def reflect(self, env: Any, task: int, chain: str) -> tuple[str, str]:
+    def reflect(self, env: Environment, task: int, chain: str) -> tuple[str, str]:
         model = self.reflection_model
         source = "actor"
         if model is None:
-            model, source = _scripted_reflection(self.name, env, task), "scripted"
+            model, source = scripted_reflection_model(), "scripted"
         text = _model_text(
             model,
-            reflection_prompt(
-                task=_task_text(self.name, env, task), trajectory=chain, outcome="incorrect"
-            ),
+            reflection_prompt(task=env.task_text(task), trajectory=chain, outcome="incorrect"),
         )
         return text, source
 
@@ -522,7 +427,7 @@ class _Runner:
     def run_trial(
         self,
         graph: Any,
-        env: Any,
+        env: Environment,
         store: Any,
         task: int,
         trial: int,
@@ -553,7 +458,7 @@ class _Runner:
             decisions = []
             for request in value.get("action_requests") or []:
                 info = request.get("inferact") or {}
-                correct = action_is_correct(self.name, env, task, request["name"], request["args"])
+                correct = env.action_is_correct(task, request["name"], request["args"])
                 record.action = {"name": request["name"], "args": dict(request["args"])}
                 record.action_correct, record.checked, record.flagged = correct, True, True
                 record.score = info.get("score")
@@ -580,13 +485,11 @@ class _Runner:
             last = list(checks.values())[-1]
             record.checked, record.flagged = True, bool(last.get("flagged"))
             record.score = last.get("score")
-        record.success = _trial_success(self.name, env, values, task, thread)
-        executed = _terminal_action(self.name, env, values)
+        record.success = env.succeeded(task, values.get("messages") or [])
+        executed = _terminal_action(env, values)
         if executed and record.action is None:
             record.action = {"name": executed["name"], "args": executed["args"]}
-            record.action_correct = action_is_correct(
-                self.name, env, task, executed["name"], executed["args"]
-            )
+            record.action_correct = env.action_is_correct(task, executed["name"], executed["args"])
         if record.success:
             record.outcome = "success"
         elif record.decision == "reject":
@@ -761,7 +664,7 @@ def render_trials(report: TrialsReport, console: Any = None) -> None:
     from rich import box
     from rich.table import Table
 
-    from inferact_langgraph.eval.report import output_console
+    from inferact_langgraph.eval.render import output_console
 
     console = console or output_console()
     title = (
@@ -849,7 +752,7 @@ def trials_main(
     console: Any = None,
 ) -> TrialsReport:
     """The ``inferact trials`` command: build live models if asked, run, print, write."""
-    from inferact_langgraph.eval.report import output_console
+    from inferact_langgraph.eval.render import output_console
 
     console = console or output_console()
     actor = critic = writer = None

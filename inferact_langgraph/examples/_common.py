@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -15,14 +14,15 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.tools import BaseTool
 
 from inferact_langgraph.testing import ScriptedChatModel
+
+if TYPE_CHECKING:
+    from inferact_langgraph.examples.base import Environment
 
 __all__ = [
     "FEEDBACK_PATTERN",
     "Attempt",
-    "ExampleEnv",
     "Ledger",
     "ToolCallRecord",
     "ai_tool_call",
@@ -69,87 +69,6 @@ def record(ledger: Ledger, entry: dict[str, Any]) -> None:
         ledger.append(entry)
     else:
         ledger(entry)
-
-
-class ExampleEnv(ABC):
-    """What the example environments share: tasks, a ledger, direct-call sessions and tools.
-
-    A subclass loads :attr:`tasks`, names the field holding a task's text in
-    :attr:`task_text_field` and builds its tools in ``_make_tools``; its constructor ends with
-    ``self._start(ledger)``.
-
-    Attributes:
-        tasks: The environment's tasks, as loaded from its data.
-        ledger: Where executed critical calls are recorded: a list or a callable.
-        tools: The LangChain tools an agent is given.
-        critical_tools: The names of the tools whose calls are critical.
-    """
-
-    critical_tools: ClassVar[tuple[str, ...]] = ()
-    #: The field of a task that says what the user asks for.
-    task_text_field: ClassVar[str] = "instruction"
-
-    tasks: list[dict[str, Any]]
-    ledger: Ledger
-    tools: list[BaseTool]
-
-    def _start(self, ledger: Ledger | None) -> None:
-        """Check and set the ledger, then build the tools (once the data is loaded)."""
-        if ledger is not None and not (isinstance(ledger, list) or callable(ledger)):
-            raise ValueError("ledger must be a list or a callable")
-        self.ledger = [] if ledger is None else ledger
-        # Calls made outside a graph (no conversation to replay), per thread id.
-        self._sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self.tools = self._make_tools()
-
-    @abstractmethod
-    def _make_tools(self) -> list[BaseTool]:
-        """The environment's LangChain tools (called once its data is loaded)."""
-
-    # -- tasks ---------------------------------------------------------------------------------
-
-    def task(self, index: int) -> dict[str, Any]:
-        """The task at ``index`` (its fields: see :attr:`tasks`)."""
-        return self.tasks[index]
-
-    def task_texts(self) -> list[str]:
-        """What a user asks for in each task, in order."""
-        return [str(task[self.task_text_field]) for task in self.tasks]
-
-    def match_task(self, request: str) -> int | None:
-        """The index of the task a user's request asks for (a fuzzy match), or None.
-
-        See :func:`inferact_langgraph.examples._common.match_task`.
-        """
-        return match_task(request, self.task_texts())
-
-    # -- ledger and sessions -------------------------------------------------------------------
-
-    def ledger_records(self, thread_id: str | None = None) -> list[dict[str, Any]]:
-        """The records in the ledger (when it is a list), optionally of one thread."""
-        if not isinstance(self.ledger, list):
-            return []
-        return [r for r in self.ledger if thread_id is None or r.get("thread_id") == thread_id]
-
-    def reset(self, thread_id: str = "default") -> None:
-        """Forget the direct tool calls of ``thread_id``.
-
-        Inside a graph the environment's state is read from the conversation, so a new
-        episode (a new user message) starts afresh without a reset.
-        """
-        self._sessions.pop(thread_id, None)
-
-    def _history(self, runtime: Any) -> list[tuple[str, dict[str, Any]]]:
-        """The ``(tool name, args)`` calls of the current episode (or of a direct session)."""
-        messages = runtime_messages(runtime)
-        if messages is not None:
-            return [(c.name, c.args) for c in episode_calls(messages)]
-        return list(self._sessions.get(runtime_thread_id(runtime), []))
-
-    def _remember(self, runtime: Any, name: str, args: dict[str, Any]) -> None:
-        """Keep a direct call (outside a graph) in the session of its thread."""
-        if runtime_messages(runtime) is None:
-            self._sessions.setdefault(runtime_thread_id(runtime), []).append((name, args))
 
 
 def runtime_messages(runtime: Any) -> list[BaseMessage] | None:
@@ -429,7 +348,7 @@ class Attempt:
 
 
 def scripted_actor_model(
-    env: ExampleEnv,
+    env: Environment,
     task_index: int | None,
     environment: str,
     step: Callable[[list[BaseMessage], Attempt], AIMessage],

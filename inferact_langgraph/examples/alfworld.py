@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,7 +50,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
     Attempt,
-    ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
@@ -63,6 +62,7 @@ from inferact_langgraph.examples._common import (
     text_of,
     tool_calls_since,
 )
+from inferact_langgraph.examples.base import Action, Environment
 from inferact_langgraph.testing import ScriptedChatModel
 
 __all__ = ["OPERATION_RISK", "AlfWorldEnv", "scripted_actor"]
@@ -90,7 +90,7 @@ def _listing(objects: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + f", and {items[-1]}"
 
 
-class AlfWorldEnv(ExampleEnv):
+class AlfWorldEnv(Environment):
     """A tiny household: layout, tasks, tools, replayed state and a ledger of operations.
 
     Args:
@@ -113,7 +113,18 @@ class AlfWorldEnv(ExampleEnv):
         ('clean some knife and put it in drawer 1', 'medium')
     """
 
+    name: ClassVar[str] = "alfworld"
+    preset: ClassVar[str] = "alfworld"
+    system_prompt: ClassVar[str] = (
+        "You act in a household with go_to, open, take, put, heat, cool and clean to "
+        "complete the user's task. Think step by step (ReAct)."
+    )
     critical_tools: ClassVar[tuple[str, ...]] = ("heat", "cool", "clean")
+    tool_descriptions: ClassVar[Mapping[str, str]] = {
+        "heat": "Heats an object: changes its physical state irreversibly.",
+        "cool": "Cools an object: changes its physical state irreversibly.",
+        "clean": "Cleans an object with water.",
+    }
 
     def __init__(
         self, *, household_path: str | Path | None = None, ledger: Ledger | None = None
@@ -155,6 +166,64 @@ class AlfWorldEnv(ExampleEnv):
     def operations(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Executed critical operations in the ledger (when it is a list)."""
         return self.ledger_records(thread_id)
+
+    # -- gold data -----------------------------------------------------------------------------
+
+    def gold_text(self, index: int) -> str:
+        """The steps of the task: find, take, treat and put the object."""
+        t = self.tasks[index]
+        return (
+            f"find the {t['object']}, take it, {t['operation']} it with the right appliance, "
+            f"then put it in {t['target']}"
+        )
+
+    def action_is_correct(self, index: int, tool: str, args: Mapping[str, Any]) -> bool:
+        """An operation is right when it is the task's operation on an object of its type."""
+        if tool not in self.critical_tools:
+            return True
+        task = self.tasks[index]
+        return bool(
+            tool == task["operation"] and object_type(str(args.get("obj", ""))) == task["object"]
+        )
+
+    def explain(self, index: int, critical: Sequence[Action], correct: bool) -> str:
+        """Which operation the agent does on which object, against the task."""
+        operation, obj = "move", "something"
+        if critical:
+            operation, obj = critical[-1][0], str(critical[-1][1].get("obj", ""))
+        kind = object_type(obj) if obj else "object"
+        if correct:
+            return f"the agent does '{operation}' on the {kind}, as the task requires"
+        task = self.tasks[index]["instruction"]
+        return f"the agent does '{operation}' on the {kind}, but the task is: {task}"
+
+    def inferred_tasks(self, actions: Sequence[Action]) -> list[str]:
+        """Three household tasks the last operation suggests."""
+        treated = [(tool, str(args.get("obj", ""))) for tool, args in actions if tool in _STATUS]
+        operation, obj = treated[-1] if treated else ("move", "something")
+        kind = object_type(obj) if obj else "object"
+        return [
+            f"{operation} some {kind} and put it in fridge",
+            f"{operation} some {kind} and put it in countertop",
+            f"put a {operation}ed {kind} in cabinet",
+        ]
+
+    def succeeded(self, index: int, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the household after the episode has the treated object in the target."""
+        return self.is_success(self.state(messages), index)
+
+    def oracle_feedback(self, index: int) -> str:
+        """A rejection naming the wrong operation and the task."""
+        task = self.tasks[index]
+        return (
+            f"Rejected: do not {task['distractor']['operation']} the {task['object']}. "
+            f"The task is to {task['instruction']}: use the right appliance to "
+            f"{task['operation']} it."
+        )
+
+    def scripted_actor(self, task_index: int | None = None) -> ScriptedChatModel:
+        """This household's scripted agent (see :func:`scripted_actor`)."""
+        return scripted_actor(self, task_index)
 
     # -- state ---------------------------------------------------------------------------------
 

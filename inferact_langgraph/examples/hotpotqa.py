@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,7 +43,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
     Attempt,
-    ExampleEnv,
     Ledger,
     ai_tool_call,
     episode_calls,
@@ -57,6 +56,7 @@ from inferact_langgraph.examples._common import (
     text_of,
     tool_calls_since,
 )
+from inferact_langgraph.examples.base import Action, Environment
 from inferact_langgraph.testing import ScriptedChatModel
 
 __all__ = ["HotPotQAEnv", "normalize_answer", "scripted_actor"]
@@ -84,7 +84,7 @@ def _key(entity: str) -> str:
     return " ".join(entity.lower().split())
 
 
-class HotPotQAEnv(ExampleEnv):
+class HotPotQAEnv(Environment):
     """Offline Wikipedia, HotPotQA tasks, ReAct tools and an answer ledger.
 
     Args:
@@ -107,7 +107,16 @@ class HotPotQAEnv(ExampleEnv):
         ("Papa Gino's", True)
     """
 
+    name: ClassVar[str] = "hotpotqa"
+    preset: ClassVar[str] = "hotpotqa"
+    system_prompt: ClassVar[str] = (
+        "You answer multi-hop questions with search(entity), lookup(keyword) and "
+        "finish(answer). Think step by step (ReAct)."
+    )
     critical_tools: ClassVar[tuple[str, ...]] = ("finish",)
+    tool_descriptions: ClassVar[Mapping[str, str]] = {
+        "finish": "Submits the final answer: a wrong answer cannot be taken back.",
+    }
     task_text_field: ClassVar[str] = "question"
 
     def __init__(
@@ -149,6 +158,60 @@ class HotPotQAEnv(ExampleEnv):
     def answers(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Answers in the ledger (when it is a list), optionally of one thread."""
         return self.ledger_records(thread_id)
+
+    # -- gold data -----------------------------------------------------------------------------
+
+    def gold_text(self, index: int) -> str:
+        """The gold answer."""
+        return str(self.tasks[index]["gold_answer"])
+
+    def action_is_correct(self, index: int, tool: str, args: Mapping[str, Any]) -> bool:
+        """An answer is right when it is the gold answer (normalised exact match)."""
+        if tool != "finish":
+            return True
+        answer = args.get("answer")
+        return self.is_success(None if answer is None else str(answer), index)
+
+    def explain(self, index: int, critical: Sequence[Action], correct: bool) -> str:
+        """Whether the submitted answer answers the question."""
+        answer = critical[-1][1].get("answer", "") if critical else ""
+        if correct:
+            return f"the trajectory's answer '{answer}' answers the question"
+        question = self.tasks[index]["question"]
+        return f"the answer '{answer}' is not supported as the answer to: {question}"
+
+    def inferred_tasks(self, actions: Sequence[Action]) -> list[str]:
+        """Three questions the searched entities and the submitted answer suggest."""
+        finishes = [args for tool, args in actions if tool == "finish"]
+        answer = finishes[-1].get("answer", "") if finishes else ""
+        searched = [args.get("entity", "") for tool, args in actions if tool == "search"]
+        topic = " and ".join(searched[:2]) or "this topic"
+        return [
+            f"Which one is the answer {answer!s} about {topic}?",
+            f"What is {answer} known for?",
+            f"Where is {searched[0] if searched else answer} based?",
+        ]
+
+    def succeeded(self, index: int, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the episode's last recorded answer is the gold answer."""
+        recorded = [
+            call
+            for call in episode_calls(messages)
+            if call.name == "finish" and call.output.startswith(_RECORDED)
+        ]
+        return bool(recorded) and self.action_is_correct(index, "finish", recorded[-1].args)
+
+    def oracle_feedback(self, index: int) -> str:
+        """A rejection giving the correct answer."""
+        task = self.tasks[index]
+        return (
+            f"Rejected: that answer is wrong. Check both entities again; the correct answer "
+            f"to '{task['question']}' is {task['gold_answer']}."
+        )
+
+    def scripted_actor(self, task_index: int | None = None) -> ScriptedChatModel:
+        """This environment's scripted ReAct actor (see :func:`scripted_actor`)."""
+        return scripted_actor(self, task_index)
 
     # -- wiki ----------------------------------------------------------------------------------
 

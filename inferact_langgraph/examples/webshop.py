@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,9 +41,9 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from inferact_langgraph.examples._common import (
     Attempt,
-    ExampleEnv,
     Ledger,
     ai_tool_call,
+    episode_calls,
     final_answer,
     last_result,
     record,
@@ -55,6 +55,7 @@ from inferact_langgraph.examples._common import (
     thread_results,
     tool_calls_since,
 )
+from inferact_langgraph.examples.base import Action, Environment
 from inferact_langgraph.testing import ScriptedChatModel
 
 __all__ = ["HIGH_RISK_PRICE", "WebShopEnv", "scripted_actor"]
@@ -77,7 +78,7 @@ def _fmt_options(options: dict[str, str]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in options.items())
 
 
-class WebShopEnv(ExampleEnv):
+class WebShopEnv(Environment):
     """An offline shop: catalogue, tasks, tools and a purchase ledger.
 
     Args:
@@ -102,7 +103,16 @@ class WebShopEnv(ExampleEnv):
         0.75
     """
 
+    name: ClassVar[str] = "webshop"
+    preset: ClassVar[str] = "webshop"
+    system_prompt: ClassVar[str] = (
+        "You are a shopping assistant. Use search, click and buy_now to buy exactly what "
+        "the user asks for. Think step by step (ReAct)."
+    )
     critical_tools: ClassVar[tuple[str, ...]] = ("buy_now",)
+    tool_descriptions: ClassVar[Mapping[str, str]] = {
+        "buy_now": "Buys a product: money is spent and the order cannot be undone.",
+    }
 
     def __init__(
         self,
@@ -183,6 +193,68 @@ class WebShopEnv(ExampleEnv):
     def purchases(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Purchases in the ledger (when it is a list), optionally of one thread."""
         return self.ledger_records(thread_id)
+
+    # -- gold data -----------------------------------------------------------------------------
+
+    def gold_text(self, index: int) -> str:
+        """The gold product with its options: ``"<title> (<asin>, color: white)"``."""
+        gold = self.tasks[index]["gold"]
+        product = self.products[gold["asin"]]
+        options = _fmt_options(gold["options"])
+        return f"{product['title']} ({product['asin']}{', ' + options if options else ''})"
+
+    def action_is_correct(self, index: int, tool: str, args: Mapping[str, Any]) -> bool:
+        """A purchase is right when it buys the gold product with the gold options."""
+        if tool != "buy_now":
+            return True
+        asin = str(args.get("asin") or "").strip().upper()
+        return self.is_success({"asin": asin, "options": args.get("options") or {}}, index)
+
+    def explain(self, index: int, critical: Sequence[Action], correct: bool) -> str:
+        """Which product the last purchase bought, and whether it is the requested one."""
+        asin = str(critical[-1][1].get("asin", "")).upper() if critical else ""
+        product = self.products.get(asin)
+        title = product["title"].lower() if product else "a product"
+        if correct:
+            return f"the bought product {asin} is the requested one"
+        return (
+            f"the bought product {asin} ({title}) does not meet the explicit requirements; "
+            f"the instruction asks for: {self.tasks[index]['instruction']}"
+        )
+
+    def inferred_tasks(self, actions: Sequence[Action]) -> list[str]:
+        """Three shopping instructions the last purchase suggests."""
+        buys = [args for tool, args in actions if tool == "buy_now"]
+        asin = str(buys[-1].get("asin", "")).upper() if buys else ""
+        product = self.products.get(asin)
+        title = product["title"].lower() if product else "a product"
+        budget = float(product["price"]) + 10 if product else 50
+        category = product["category"] if product else "item"
+        return [
+            f"i need {title}, and price lower than {budget:.2f} dollars",
+            f"i am looking for {category if product else 'an item'} that can be cut to any size",
+            f"i want a cheap {category} in white",
+        ]
+
+    def succeeded(self, index: int, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the episode's last confirmed purchase is the gold product and options."""
+        bought = [
+            call
+            for call in episode_calls(messages)
+            if call.name == "buy_now" and call.output.startswith(_CONFIRMATION)
+        ]
+        return bool(bought) and self.action_is_correct(index, "buy_now", bought[-1].args)
+
+    def oracle_feedback(self, index: int) -> str:
+        """A rejection naming the instruction and the product that meets it."""
+        return (
+            f"Rejected: that product does not match my instruction. I asked for "
+            f"'{self.tasks[index]['instruction']}'. Please buy {self.gold_text(index)} instead."
+        )
+
+    def scripted_actor(self, task_index: int | None = None) -> ScriptedChatModel:
+        """This shop's scripted shopper (see :func:`scripted_actor`)."""
+        return scripted_actor(self, task_index)
 
     # -- pages ---------------------------------------------------------------------------------
 

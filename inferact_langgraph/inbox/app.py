@@ -6,12 +6,15 @@ read and every resume goes through the server's thread and run API, in process.
 
 Routes (under ``prefix``, ``/inferact`` by default):
 
-* ``GET /inferact/inbox``: the page (static HTML, CSS and JavaScript shipped in the package).
+* ``GET /inferact/inbox``: the page (static HTML, CSS and JavaScript shipped in the package);
+  ``GET /inferact`` redirects to it.
 * ``GET /inferact/api/reviews``: the threads waiting on an InferAct review, newest first.
 * ``GET /inferact/api/reviews/{thread_id}``: one thread's reviews (see :mod:`.view`).
-* ``POST /inferact/api/reviews/{thread_id}/decisions``: ``{"interrupt_id", "decisions"}``,
-  validated with the library's :func:`~inferact_langgraph.review.parse_resume`, then the thread
-  is resumed with ``{"decisions": [...]}`` and the outcome returned.
+* ``POST /inferact/api/reviews/{thread_id}/decisions``: ``{"interrupt_id", "decisions"}``
+  (and optionally ``tool_call_ids``, the calls decided), validated with the library's
+  :func:`~inferact_langgraph.review.parse_resume`, then the thread is resumed with
+  ``{"decisions": [...]}`` and the outcome returned, with every decision of the run. A review
+  that someone else answered first gets 409 with ``answered`` and who decided what.
 
 Auth: without auth configured on the server, the app talks to it through
 ``langgraph_sdk.get_client()`` (in process). With auth configured (``"auth"`` in
@@ -23,7 +26,7 @@ server's auth handlers decide who the viewer is and which threads they may see a
 Example:
     >>> app = create_app(prefix="/review")
     >>> sorted(r.path for r in app.routes)  # doctest: +NORMALIZE_WHITESPACE
-    ['/review/api/reviews', '/review/api/reviews/{thread_id}',
+    ['/review', '/review/', '/review/api/reviews', '/review/api/reviews/{thread_id}',
      '/review/api/reviews/{thread_id}/decisions', '/review/inbox', '/review/inbox/',
      '/review/static/{name}']
 """
@@ -70,6 +73,7 @@ CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "x-api-key", "cookie")
 _ASSETS = {
     "inbox.js": "text/javascript; charset=utf-8",
     "inbox.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
 }
 _SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -153,6 +157,7 @@ def _server_error(exc: httpx.HTTPStatusError, doing: str) -> JSONResponse:
         detail = getattr(response, "text", None) or str(exc)
     if not isinstance(detail, str):
         detail = json.dumps(detail)
+    detail = detail.strip().rstrip(".")  # the sentence ends once, below
     hint = {
         401: " Sign in: give your credentials (the Credentials button).",
         403: " You may not see or change this thread.",
@@ -234,17 +239,37 @@ def validate_decisions(
     return {"decisions": clean}, None
 
 
-def _outcome(
-    thread: Mapping[str, Any], joined: Any, decided_ids: Sequence[str], status: str | None
-) -> dict[str, Any]:
-    """What the run did after the decision: finished, a new review, another interrupt, error."""
+def _audit_of(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The thread's audit entries (every decided critical call, oldest first)."""
     raw_values = thread.get("values")
     values: Mapping[str, Any] = raw_values if isinstance(raw_values, Mapping) else {}
-    audit = [
-        e
-        for e in (values.get("inferact_audit") or [])
-        if isinstance(e, Mapping) and e.get("tool_call_id") in set(decided_ids)
+    return [e for e in values.get("inferact_audit") or [] if isinstance(e, Mapping)]
+
+
+def _audit_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Audit entries as the page lists them."""
+    return [
+        {
+            k: e.get(k)
+            for k in ("tool", "args", "decision", "decided_by", "score", "threshold")
+            if k in e
+        }
+        | ({"feedback": e["feedback"]} if "feedback" in e else {})
+        for e in entries
     ]
+
+
+def _outcome(
+    thread: Mapping[str, Any], joined: Any, audited_before: int, status: str | None
+) -> dict[str, Any]:
+    """What the run did after the decision: finished, a new review, another interrupt, error.
+
+    Its ``audit`` lists every decision of the run: the human's, and those that followed (the
+    critic approving the agent's next call, a policy's, the guard's refusals).
+    """
+    raw_values = thread.get("values")
+    values: Mapping[str, Any] = raw_values if isinstance(raw_values, Mapping) else {}
+    audit = _audit_of(thread)[audited_before:]
     last_text = None
     for message in reversed(values.get("messages") or []):
         if isinstance(message, Mapping) and message.get("type") == "ai":
@@ -269,15 +294,7 @@ def _outcome(
         "thread_status": thread.get("status"),
         "error": json.dumps(error) if error is not None and not isinstance(error, str) else error,
         "last_message": last_text,
-        "audit": [
-            {
-                k: e.get(k)
-                for k in ("tool", "args", "decision", "decided_by", "score", "threshold")
-                if k in e
-            }
-            | ({"feedback": e["feedback"]} if "feedback" in e else {})
-            for e in audit
-        ],
+        "audit": _audit_rows(audit),
         "review": view,
     }
 
@@ -299,6 +316,23 @@ def _cross_site(request: Request) -> Response | None:
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return _error(403, "a page of another site cannot send decisions here")
     return None
+
+
+def _answered_elsewhere(
+    thread: Mapping[str, Any], call_ids: Sequence[Any], thread_status: Any
+) -> JSONResponse:
+    """409: the review was answered by someone else; who decided what, from the audit."""
+    wanted = {c for c in call_ids if c}
+    answers = [e for e in _audit_of(thread) if e.get("tool_call_id") in wanted]
+    rows = _audit_rows(answers)
+    said = "; ".join(f"{r.get('tool')}: {r.get('decision')} by {r.get('decided_by')}" for r in rows)
+    message = (
+        f"This review was already answered ({said}). Your decision was not sent."
+        if said
+        else "This review was already answered elsewhere, or the run moved on. Your decision "
+        "was not sent."
+    )
+    return _error(409, message, answered=True, answers=rows, thread_status=thread_status)
 
 
 def create_app(
@@ -402,11 +436,11 @@ def create_app(
         if target is None and wanted is None and len(pending) == 1:
             target = pending[0]
         if target is None:
-            return _error(
-                409,
-                "This review is no longer pending: it was answered elsewhere or the run moved "
-                "on. Your decision was not sent; reload the review to see where it stands.",
-                thread_status=thread.get("status"),
+            # The page names the calls it decided (``tool_call_ids``): say who answered them.
+            named = body.get("tool_call_ids") if isinstance(body, Mapping) else None
+            thread = await _settled(client, thread_id, thread)
+            return _answered_elsewhere(
+                thread, named if isinstance(named, list) else [], thread.get("status")
             )
         resume, problem = validate_decisions(body, target["value"])
         if problem is not None:
@@ -419,12 +453,23 @@ def create_app(
         assistant = metadata.get("assistant_id") or metadata.get("graph_id")
         if not assistant:
             return _error(409, "The thread has no assistant to resume it with (no graph_id).")
+        decided = [
+            (a.get("inferact") or {}).get("tool_call_id")
+            for a in target["value"].get("action_requests") or []
+            if isinstance(a, Mapping)
+        ]
+        audited_before = len(_audit_of(thread))
         try:
             run = await client.runs.create(
                 thread_id, assistant, command=command, multitask_strategy="reject"
             )
         except httpx.HTTPStatusError as exc:
-            return _server_error(exc, "The server refused the decision")
+            if getattr(exc.response, "status_code", None) != 409:
+                return _server_error(exc, "The server refused the decision")
+            # Another decision is resuming this review right now (another tab or reviewer):
+            # wait for that run, then say who answered.
+            thread = await _settled(client, thread_id, thread)
+            return _answered_elsewhere(thread, decided, thread.get("status"))
         joined: Any = None
         try:
             joined = await asyncio.wait_for(
@@ -439,13 +484,21 @@ def create_app(
             thread = await client.threads.get(thread_id)
         except httpx.HTTPStatusError as exc:
             return _server_error(exc, "The decision was sent, but the thread cannot be read")
-        decided = [
-            a.get("inferact", {}).get("tool_call_id")
-            for a in target["value"].get("action_requests") or []
-        ]
-        return JSONResponse(
-            {"run_id": run.get("run_id"), **_outcome(thread, joined, decided, run.get("status"))}
-        )
+        outcome = _outcome(thread, joined, audited_before, run.get("status"))
+        return JSONResponse({"run_id": run.get("run_id"), **outcome})
+
+    async def _settled(client: Any, thread_id: str, thread: Any) -> Any:
+        """The thread once the runs in flight on it have stopped (at most ``run_timeout``)."""
+        try:
+            runs = await client.runs.list(thread_id, limit=5)
+            active = [r for r in runs if r.get("status") in ("pending", "running")]
+            for active_run in active:
+                await asyncio.wait_for(
+                    client.runs.join(thread_id, active_run["run_id"]), timeout=run_timeout
+                )
+            return await client.threads.get(thread_id)
+        except (TimeoutError, httpx.HTTPError):
+            return thread  # say what is known; the page refreshes anyway
 
     async def redirect(request: Request) -> Response:
         return RedirectResponse(f"{request.scope.get('root_path', '')}{prefix}/inbox")
@@ -454,6 +507,8 @@ def create_app(
         routes=[
             Route(f"{prefix}/inbox", page, methods=["GET"]),
             Route(f"{prefix}/inbox/", redirect, methods=["GET"]),
+            Route(prefix, redirect, methods=["GET"]),  # the app's root is its inbox
+            Route(f"{prefix}/", redirect, methods=["GET"]),
             Route(f"{prefix}/static/{{name}}", asset, methods=["GET"]),
             Route(f"{prefix}/api/reviews", with_client(list_reviews), methods=["GET"]),
             Route(f"{prefix}/api/reviews/{{thread_id}}", with_client(get_review), methods=["GET"]),

@@ -6,22 +6,20 @@ server returns it (``threads.search`` / ``threads.get``: ``values``, ``interrupt
 score against its threshold, the user's task, the options it verified with their probabilities
 in both orders and the mean, its justification, the action chain it judged, and its error.
 
-The payload may be the full one (its ``inferact`` section carries ``task``, ``action_chain``,
-``options``, ``option_probs`` and ``order_probs``) or the older, shorter one. Every field the
-payload lacks is rebuilt from the thread's state: the task from the first human message, the
-action chain with :meth:`~inferact_langgraph.trajectory.Trajectory.from_messages` (thoughts
-excluded, ending on the pending call), the options and mean probabilities from the critic's
-verdict in ``inferact_checks``, and the per-order probabilities by re-reading the verdict's raw
-verification answers. Each action says which fields came from state (``from_state``).
+The page shows what the guard decided from, never a recomputation: the task, the action chain,
+the options and their probabilities per order are read from the check record the guard wrote
+for the call. The review request's ``inferact`` section carries them; a shorter, older request
+that lacks some is completed from the record in the thread's state (``inferact_checks``), and
+only when that record is for this very call (same tool and arguments). Each action lists the
+fields read from state (``from_state``); a field neither has is shown as not recorded.
 
 Example:
     >>> thread = {
     ...     "thread_id": "t1", "updated_at": "2026-01-01T00:00:00Z",
     ...     "metadata": {"graph_id": "shop"},
-    ...     "values": {"messages": [
-    ...         {"type": "human", "content": "buy a red mug"},
-    ...         {"type": "ai", "content": "hmm", "tool_calls": [
-    ...             {"name": "buy", "args": {"asin": "B01"}, "id": "c1"}]}]},
+    ...     "values": {"inferact_checks": {"c1": {
+    ...         "tool": "buy", "args": {"asin": "B01"}, "task": "buy a red mug",
+    ...         "action_chain": [{"action": 'buy(asin="B01")', "observation": None}]}}},
     ...     "interrupts": {"task-1": [{"id": "i1", "value": {
     ...         "source": "inferact",
     ...         "action_requests": [{"name": "buy", "args": {"asin": "B01"},
@@ -41,19 +39,13 @@ Example:
 
 from __future__ import annotations
 
-import logging
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from typing_extensions import TypedDict
 
-from inferact_langgraph._parsing import parse_verification
-from inferact_langgraph.errors import InferActError
 from inferact_langgraph.prompts import option_labels
-from inferact_langgraph.scope import is_injected
-from inferact_langgraph.trajectory import Trajectory, TrajectoryError
+from inferact_langgraph.review import INBOX_LINK_LABEL
 
 __all__ = [
     "ActionView",
@@ -65,10 +57,7 @@ __all__ = [
     "thread_view",
 ]
 
-logger = logging.getLogger("inferact_langgraph.inbox")
-
 _NONE_OF_THE_ABOVE = "none of the above"
-ORDERS = ("original", "reversed")
 
 
 class ChainStep(TypedDict):
@@ -117,7 +106,8 @@ class ActionView(TypedDict):
     action_chain: list[ChainStep]
     allowed_decisions: list[str]
     from_state: list[str]
-    """The fields the payload lacked and the view rebuilt from the thread's state."""
+    """The fields the payload lacked and the view read from the call's check record in the
+    thread's state."""
 
 
 class ReviewView(TypedDict):
@@ -186,7 +176,6 @@ def thread_view(thread: Mapping[str, Any]) -> ThreadView | None:
         return None
     values = thread.get("values")
     state = values if isinstance(values, Mapping) else {}
-    messages = _messages_of(state)
     reviews: list[ReviewView] = []
     for item in interrupts:
         request = item["value"]
@@ -197,7 +186,6 @@ def thread_view(thread: Mapping[str, Any]) -> ThreadView | None:
                 index=i,
                 config=configs[i] if i < len(configs) and isinstance(configs[i], Mapping) else {},
                 state=state,
-                messages=messages,
             )
             for i, raw in enumerate(request.get("action_requests") or [])
             if isinstance(raw, Mapping)
@@ -222,49 +210,52 @@ def action_view(
     index: int,
     config: Mapping[str, Any],
     state: Mapping[str, Any],
-    messages: Sequence[BaseMessage],
 ) -> ActionView:
-    """The view of one action request; fields the payload lacks come from ``state``."""
+    """The view of one action request; fields the payload lacks come from the call's record."""
     info = request.get("inferact")
     info = info if isinstance(info, Mapping) else {}
     tool = str(request.get("name") or "")
     args = dict(request.get("args") or {}) if isinstance(request.get("args"), Mapping) else {}
     call_id = info.get("tool_call_id")
+    record = _record_for(state, call_id, tool, args)
+    raw_verdict = record.get("verdict")
+    verdict: Mapping[str, Any] = raw_verdict if isinstance(raw_verdict, Mapping) else {}
     from_state: list[str] = []
-    verdict = _verdict_for(state, call_id, tool, args)
 
-    task = info.get("task")
-    if not isinstance(task, str) or not task:
-        task = _task_from(messages)
-        if task is not None:
-            from_state.append("task")
+    def given(name: str, valid: Any) -> Any:
+        """The payload's field, else the record's (noted in ``from_state``), else None."""
+        if valid(info.get(name)):
+            return info.get(name)
+        if valid(record.get(name)):
+            from_state.append(name)
+            return record.get(name)
+        return None
 
-    chain = _chain_from_payload(info.get("action_chain"))
-    if chain is None:
-        chain = _chain_from_messages(messages, task=task, call_id=call_id, tool=tool, args=args)
-        from_state.append("action_chain")
-
-    inferred = [str(t) for t in info.get("inferred_tasks") or []]
-    options_text = info.get("options")
-    mean = info.get("option_probs")
-    orders = info.get("order_probs")
-    n_inferred = len(inferred)
-    if not options_text and verdict is not None and verdict.get("options"):
-        options_text = verdict.get("options")
-        mean = verdict.get("option_probs")
-        orders = _order_probs_from_raw(verdict)
-        # The options list the verdict's inferred tasks first, then the user's task.
-        n_inferred = len(verdict.get("inferred_tasks") or [])
-        if not inferred:
-            inferred = [str(t) for t in verdict.get("inferred_tasks") or []]
+    task = given("task", lambda v: isinstance(v, str) and bool(v))
+    chain = _chain(given("action_chain", lambda v: isinstance(v, list)))
+    # The options, their mean and per-order probabilities come together, from one source.
+    if info.get("options"):
+        options_source: Mapping[str, Any] = info
+        inferred_source: Any = info.get("inferred_tasks")
+    elif record.get("options"):
+        options_source, inferred_source = record, verdict.get("inferred_tasks")
         from_state.append("options")
-    options = _options(options_text or [], n_inferred=n_inferred, mean=mean, orders=orders)
+    else:
+        options_source, inferred_source = {}, info.get("inferred_tasks")
+    inferred = [str(t) for t in inferred_source or info.get("inferred_tasks") or []]
+    options = _options(
+        options_source.get("options") or [],
+        n_inferred=len(inferred),
+        mean=options_source.get("option_probs"),
+        orders=options_source.get("order_probs"),
+    )
+    justification = info.get("justification") or verdict.get("justification") or ""
 
     return {
         "index": index,
         "tool": tool,
         "args": args,
-        "description": str(request.get("description") or ""),
+        "description": _without_inbox_link(str(request.get("description") or "")),
         "tool_call_id": call_id,
         "risk": _text_or_none(info.get("risk")),
         "critic": _text_or_none(info.get("critic")),
@@ -273,7 +264,7 @@ def action_view(
         "error": _text_or_none(info.get("error")),
         "task": task,
         "inferred_tasks": inferred,
-        "justification": str(info.get("justification") or ""),
+        "justification": str(justification),
         "options": options,
         "action_chain": chain,
         "allowed_decisions": [str(d) for d in config.get("allowed_decisions") or []],
@@ -292,48 +283,33 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _messages_of(state: Mapping[str, Any]) -> list[BaseMessage]:
-    raw = state.get("messages") or []
-    try:
-        return list(convert_to_messages(raw))
-    except Exception as exc:  # noqa: BLE001 - a state the view cannot read shows less, not fail
-        logger.warning("inbox: cannot read the thread's messages: %s", exc)
-        return []
+def _without_inbox_link(description: str) -> str:
+    """The description without its link to the inbox (the page showing it is that inbox)."""
+    lines = description.splitlines()
+    return "\n".join(line for line in lines if not line.startswith(INBOX_LINK_LABEL))
 
 
-def _task_from(messages: Sequence[BaseMessage]) -> str | None:
-    for message in messages:
-        # Earlier feedback InferAct gave the actor is never the user's task.
-        if isinstance(message, HumanMessage) and not is_injected(message):
-            text = message.text if isinstance(message.text, str) else str(message.text)
-            if text:
-                return text
-    return None
-
-
-def _verdict_for(
+def _record_for(
     state: Mapping[str, Any], call_id: Any, tool: str, args: Mapping[str, Any]
-) -> Mapping[str, Any] | None:
-    """The critic's verdict in state for this very call (same tool and arguments).
+) -> Mapping[str, Any]:
+    """The guard's check record in state for this very call (same tool and arguments), or {}.
 
-    An edited call under a second review has a fresh verdict that is not in state yet; the
+    An edited call under a second review has a fresh record that is not in state yet; the
     record in state then belongs to the arguments before the edit and must not be shown.
     """
     checks = state.get("inferact_checks")
     record = checks.get(call_id) if isinstance(checks, Mapping) and call_id else None
     if not isinstance(record, Mapping):
-        return None
+        return {}
     if record.get("tool") != tool or record.get("args") != dict(args):
-        return None
-    verdict = record.get("verdict")
-    return verdict if isinstance(verdict, Mapping) else None
+        return {}
+    return record
 
 
-def _chain_from_payload(raw: Any) -> list[ChainStep] | None:
-    if not isinstance(raw, list):
-        return None
+def _chain(raw: Any) -> list[ChainStep]:
+    """The recorded action chain as plain steps (``[]`` when none was recorded)."""
     chain: list[ChainStep] = []
-    for step in raw:
+    for step in raw if isinstance(raw, list) else []:
         if isinstance(step, Mapping):
             observation = step.get("observation")
             chain.append(
@@ -343,72 +319,6 @@ def _chain_from_payload(raw: Any) -> list[ChainStep] | None:
                 }
             )
     return chain
-
-
-def _chain_from_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    task: str | None,
-    call_id: Any,
-    tool: str,
-    args: Mapping[str, Any],
-) -> list[ChainStep]:
-    """The chain the critic judged, rebuilt the way the guard builds it.
-
-    The pending call is shown with the arguments under review (after an edit, the AI message
-    in state still holds the old ones).
-    """
-    if not messages or not call_id:
-        return []
-    edited: list[BaseMessage] = []
-    for message in messages:
-        if isinstance(message, AIMessage) and any(
-            c.get("id") == call_id for c in message.tool_calls
-        ):
-            calls = [
-                {**c, "name": tool, "args": dict(args)} if c.get("id") == call_id else c
-                for c in message.tool_calls
-            ]
-            message = message.model_copy(update={"tool_calls": calls})
-        edited.append(message)
-    try:
-        trajectory = Trajectory.from_messages(
-            edited, task=task or "(unknown task)", pending_tool_call_id=str(call_id)
-        )
-    except TrajectoryError as exc:
-        logger.warning("inbox: cannot rebuild the action chain: %s", exc)
-        return []
-    return [{"action": s.action, "observation": s.observation} for s in trajectory.steps]
-
-
-def _order_probs_from_raw(verdict: Mapping[str, Any]) -> dict[str, dict[str, float]] | None:
-    """Per-order probabilities, re-read from the verdict's raw verification answers.
-
-    Each raw answer is in the labels the model was shown; the reversed one is mapped back to
-    the original labels (as the critic does). An answer that cannot be read gives no entry.
-    """
-    raw = verdict.get("raw")
-    options = verdict.get("options") or []
-    if not isinstance(raw, Mapping) or not options:
-        return None
-    n = len(options)
-    labels = option_labels(n)
-    result: dict[str, dict[str, float]] = {}
-    for order in ORDERS:
-        text = raw.get(f"verification_{order}")
-        if not isinstance(text, str):
-            continue
-        # The paper's two answer formats: "G1: <label> P1: <p>" or "A: Completed P_A: <p>".
-        answer_format: Literal["topk", "alfworld"] = (
-            "topk" if re.search(r"\bG1\s*:", text) else "alfworld"
-        )
-        try:
-            answer = parse_verification(text, labels, answer_format=answer_format)
-        except (InferActError, ValueError):
-            continue
-        to_original = {labels[i]: labels[i if order == "original" else n - 1 - i] for i in range(n)}
-        result[order] = {to_original[k]: v for k, v in answer.probs.items() if k in to_original}
-    return result or None
 
 
 def _options(

@@ -314,6 +314,7 @@ register_preset(
     dataclasses.replace(
         _GENERIC,
         name="generic-completion",
+        inference=generic.COMPLETION_INFERENCE,
         verification=generic.COMPLETION_VERIFICATION,
         standard=generic.COMPLETION_STANDARD,
         multistep=generic.COMPLETION_MULTISTEP,

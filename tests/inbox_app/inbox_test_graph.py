@@ -9,7 +9,10 @@ the reversed one (mean 0.25) when it is not, 0.9 / 0.8 when it is.
 
 Task words steer the actor: "two" buys two wrong products in one step; "hostile" makes the
 search result, the purchase arguments and the critic's justification carry HTML and script;
-"unreachable" makes the critic model fail (the guard then asks a human, saying why).
+"unreachable" makes the critic model fail (the guard then asks a human, saying why); "retry"
+buys the product the task names after a rejection (the critic approves it); "many" gives the
+purchase many arguments; "slow" makes the purchase itself take 1.5 s (a run that is still going
+when a second decision arrives; the tool runs in a worker thread, so the server is not blocked).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import uuid
 from typing import Any
 
@@ -45,8 +49,17 @@ def search(query: str) -> str:
 
 @critical(risk="high", description="Buy the product (irreversible).")
 @tool
-def buy_now(asin: str, note: str = "") -> str:
+def buy_now(
+    asin: str,
+    note: str = "",
+    quantity: int = 1,
+    colour: str = "",
+    gift_wrap: bool = False,
+    address: str = "",
+) -> str:
     """Buy a product."""
+    if note == "slow":
+        time.sleep(1.5)
     return f"bought {asin}"
 
 
@@ -76,9 +89,19 @@ def actor(messages: list) -> AIMessage:
             calls = [_call("buy_now", {"asin": "B01", "note": HOSTILE})]
         elif "two" in task.lower():
             calls = [_call("buy_now", {"asin": "B01"}), _call("buy_now", {"asin": "B03"})]
+        elif "slow" in task.lower():
+            calls = [_call("buy_now", {"asin": "B01", "note": "slow"})]
+        elif "many" in task.lower():
+            many = {"quantity": 2, "colour": "red", "gift_wrap": True, "address": "1 Main St"}
+            calls = [_call("buy_now", {"asin": "B01", "note": "for the office", **many})]
         else:
             calls = [_call("buy_now", {"asin": "B01"})]
         return AIMessage("B01 looks right to me.", tool_calls=calls)
+    wanted = re.search(r"\bB0\d\b", task)
+    if last.status == "error" and "retry" in task.lower() and wanted:
+        bought = [c["args"].get("asin") for m in messages for c in getattr(m, "tool_calls", [])]
+        if wanted.group(0) not in bought:
+            return AIMessage("", tool_calls=[_call("buy_now", {"asin": wanted.group(0)})])
     if last.status == "error":
         return AIMessage(f"I did not buy it. I read: {last.content}")
     return AIMessage(f"Done: {last.content}")
@@ -119,7 +142,9 @@ def judge(messages: list) -> str:
 def build_graph(checkpointer: Any = None) -> Any:
     """The guarded agent (the LangGraph server supplies the checkpointer when it serves it)."""
     agent = create_agent(ScriptedChatModel(responder=actor), [search, buy_now])
-    critic = InferActCritic(model=ScriptedChatModel(responder=judge), threshold=0.5)
+    critic = InferActCritic(
+        model=ScriptedChatModel(responder=judge), threshold=0.5, calibration=None
+    )  # the scripted scores are shown as they are
     return with_inferact(agent, critic=critic, checkpointer=checkpointer)
 
 

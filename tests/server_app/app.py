@@ -9,8 +9,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 

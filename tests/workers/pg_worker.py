@@ -32,8 +32,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 from langgraph.types import Command
 
-from inferact_langgraph._critical import critical
-from inferact_langgraph._wrap import with_inferact
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.resume import postgres_advisory_lock, resume_review
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic, prompt_text
 

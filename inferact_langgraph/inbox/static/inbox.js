@@ -7,6 +7,7 @@
   const POLL_MS = 2000;
   const FOLD_CHARS = 280;
   const FOLD_LINES = 4;
+  const EDIT_MAX_ROWS = 24;
   const CRED_KEY = "inferact-inbox-authorization";
   const LABELS = {approve: "Approve", edit: "Edit arguments", reject: "Reject", respond: "Respond"};
   const KEYS = {a: "approve", e: "edit", r: "reject", s: "respond"};
@@ -318,6 +319,8 @@
     const editBox = el("textarea", {class: "json", "data-input": "edit", hidden: true, spellcheck: "false",
       "aria-label": "Arguments as JSON"});
     editBox.value = pretty(action.args);
+    // Tall enough for every argument, up to EDIT_MAX_ROWS lines (then it scrolls).
+    editBox.rows = Math.min(EDIT_MAX_ROWS, editBox.value.split("\n").length + 1);
     const rejectBox = el("textarea", {"data-input": "reject", hidden: true,
       "aria-label": "Feedback for the agent (optional)", placeholder: "Feedback for the agent: what is wrong (optional)"});
     const respondBox = el("textarea", {"data-input": "respond", hidden: true,
@@ -339,6 +342,11 @@
     for (const box of fieldset.querySelectorAll("textarea")) box.hidden = box.dataset.input !== kind;
     setError(fieldset, "");
     const box = fieldset.querySelector('textarea[data-input="' + kind + '"]');
+    if (box && kind === "edit") {
+      // The caret at the start, so that focusing the box shows the first arguments.
+      box.setSelectionRange(0, 0);
+      box.scrollTop = 0;
+    }
     return box;
   }
 
@@ -416,10 +424,17 @@
     const result = await api("api/reviews/" + encodeURIComponent(view.thread_id) + "/decisions", {
       method: "POST",
       headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({interrupt_id: review.interrupt_id, decisions}),
+      body: JSON.stringify({interrupt_id: review.interrupt_id, decisions,
+        tool_call_ids: review.actions.map((a) => a.tool_call_id)}),
     });
     state.sending = false;
     send.disabled = false;
+    if (!result.ok && result.body && result.body.answered) {
+      // Someone else answered first: nothing to retry. Say who decided what, and lock the form.
+      showAnswered(view, form, outcome, result.body);
+      refresh();
+      return;
+    }
     if (!result.ok) {
       // Refused: nothing is lost. The form keeps every choice and text; the reason is shown.
       outcome.className = "outcome refused";
@@ -435,6 +450,25 @@
     refresh();
   }
 
+  function auditList(entries) {
+    return el("ul", {class: "audit"}, entries.map((e) => el("li", {},
+      e.tool + ": " + e.decision + " by " + e.decided_by +
+      (typeof e.score === "number" ? " (p=" + fmt(e.score) + ")" : "") +
+      (e.feedback ? " — " + e.feedback : ""))));
+  }
+
+  function showAnswered(view, form, outcome, body) {
+    for (const control of form.querySelectorAll("input, textarea, button.send")) control.disabled = true;
+    state.decided.add(view.thread_id);
+    outcome.className = "outcome refused";
+    outcome.setAttribute("role", "alert");
+    outcome.setAttribute("data-outcome", "answered");
+    const parts = [el("strong", {}, "Already answered elsewhere; your decision was not sent.")];
+    if (body.answers && body.answers.length) parts.push(auditList(body.answers));
+    else parts.push(el("p", {}, body.error || ""));
+    outcome.replaceChildren(...parts);
+  }
+
   function showOutcome(view, form, outcome, body) {
     for (const control of form.querySelectorAll("input, textarea, button.send")) control.disabled = true;
     const text = {
@@ -448,12 +482,7 @@
     outcome.setAttribute("data-outcome", body.outcome);
     const parts = [el("strong", {}, text)];
     if (body.error) parts.push(el("p", {}, "Error: ", body.error));
-    if (body.audit && body.audit.length) {
-      parts.push(el("ul", {class: "audit"}, body.audit.map((e) => el("li", {},
-        e.tool + ": " + e.decision + " by " + e.decided_by +
-        (typeof e.score === "number" ? " (p=" + fmt(e.score) + ")" : "") +
-        (e.feedback ? " — " + e.feedback : "")))));
-    }
+    if (body.audit && body.audit.length) parts.push(auditList(body.audit));
     if (body.last_message) parts.push(el("p", {}, "Agent's last message: ", el("q", {class: "last-message"}, body.last_message)));
     outcome.replaceChildren(...parts);
     if (body.outcome === "review" && body.review) {

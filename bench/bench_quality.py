@@ -1,0 +1,246 @@
+"""How well each critic judges real tool-agent calls with its defaults: docs/quality.md.
+
+Replays a capable model's recorded answers (tests/data/README.md) for the tau-bench airline dev
+records (``generic`` preset) and the HotPotQA trajectories (``hotpotqa`` preset), then reports
+per critic: the threshold-free ranking (AUC-PR and ROC-AUC of the off-track class), the share
+of mistakes and of correct calls flagged at the default ``threshold=0.5`` on the calibrated
+score, and the cost per check. Calibrations are fitted on raw scores; the "cross-validated"
+figures never score a call with a calibration fitted on it (stratified 5-fold, 20 repeats,
+pooled), the "shipped" figures use the calibration the package ships (fitted on all of it).
+
+It also fits the shipped calibrations (``--fit``): ``inferact_langgraph/calibrations/``.
+Offline and deterministic; ``tests/test_quality.py`` checks that the committed page and
+calibrations are what this script makes from a fresh replay.
+
+    python bench/bench_quality.py           # rewrite docs/quality.md's tables
+    python bench/bench_quality.py --fit     # refit the shipped calibrations, then the tables
+    python bench/bench_quality.py --print   # only print the tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+DOC = ROOT / "docs" / "quality.md"
+SHIPPED = ROOT / "inferact_langgraph" / "calibrations"
+#: preset -> (records, the capable model's answers to today's prompts for them).
+SOURCES = {
+    "generic": (DATA / "tau-airline-dev.jsonl", DATA / "tau-airline-dev-capable-model-answers.jsonl"),
+    "hotpotqa": (
+        DATA / "hotpotqa-react-trial1.jsonl",
+        DATA / "hotpotqa-trial1-capable-model-answers.jsonl",
+    ),
+}
+CRITICS = ("inferact", "standard")
+COMBINED = "inferact+standard"
+METHOD = "platt-logit"  # two parameters: the least a small sample can overfit
+FOLDS = 5
+REPEATS = 20
+BEGIN = "<!-- quality:begin (bench/bench_quality.py writes this block) -->"
+END = "<!-- quality:end -->"
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One critic's raw scores on one data set, with labels (1 = on track) and cost."""
+
+    ids: list[str]
+    scores: list[float]
+    on_track: list[int]
+    calls: float
+    prompt_tokens: float
+    output_tokens: float
+
+
+def replay(preset: str) -> dict[str, Scored]:
+    """Every critic's raw scores on the preset's data, from the recorded answers.
+
+    Raises:
+        RuntimeError: A request was not recorded (a prompt changed: collect fresh answers).
+    """
+    from inferact_langgraph.critics import make_critic
+    from inferact_langgraph.eval import evaluate_critics
+    from inferact_langgraph.replay import ReplayChatModel, Transcript
+
+    data, answers = SOURCES[preset]
+    transcript = Transcript.load(answers)
+    model = ReplayChatModel(transcript=transcript)
+    critics = {
+        name: make_critic(name, model=model, preset=preset, calibration=None) for name in CRITICS
+    }
+    report = evaluate_critics(data, critics, calibrate=False, concurrency=8)
+    failed = [
+        f"{row['id']} ({name}): {str(row['critics'].get(name, {}).get('error'))[:300]}"
+        for row in report.rows
+        for name in CRITICS
+        if "score" not in row["critics"].get(name, {})
+    ]
+    if failed:
+        raise RuntimeError(
+            f"preset {preset!r}: {len(transcript.stale)} requests were not recorded (a prompt "
+            f"changed: collect answers, docs/quality.md) and {len(failed)} checks failed:\n"
+            + "\n".join(failed)
+        )
+    scored: dict[str, Scored] = {}
+    for name in CRITICS:
+        rows = report.rows
+        usage = [row["critics"][name]["usage"] for row in rows]
+        scored[name] = Scored(
+            ids=[row["id"] for row in rows],
+            scores=[row["critics"][name]["score"] for row in rows],
+            on_track=[1 - row["label"] for row in rows],
+            calls=statistics.fmean(u["model_calls"] for u in usage),
+            prompt_tokens=statistics.fmean(u["input_tokens"] for u in usage),
+            output_tokens=statistics.fmean(u["output_tokens"] for u in usage),
+        )
+    first, second = (scored[name] for name in CRITICS)
+    scored[COMBINED] = Scored(
+        ids=first.ids,
+        scores=[(a + b) / 2 for a, b in zip(first.scores, second.scores, strict=True)],
+        on_track=first.on_track,
+        calls=first.calls + second.calls,
+        prompt_tokens=first.prompt_tokens + second.prompt_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+    )
+    return scored
+
+
+def fit(scored: Scored, *, info: dict | None = None):
+    """The calibration of raw scores to P(on track), by :data:`METHOD`."""
+    from inferact_langgraph.calibration import fit_calibration
+
+    return fit_calibration(scored.scores, scored.on_track, method=METHOD, info=info)
+
+
+def _flag_rates(scores: list[float], on_track: list[int], flagged: list[bool]) -> tuple[int, int]:
+    missed_flagged = sum(f for f, y in zip(flagged, on_track, strict=True) if y == 0)
+    correct_flagged = sum(f for f, y in zip(flagged, on_track, strict=True) if y == 1)
+    return missed_flagged, correct_flagged
+
+
+def cross_validated(scored: Scored) -> tuple[float, float]:
+    """Shares of mistakes and of correct calls flagged at 0.5, each call scored by a
+    calibration fitted without it (stratified folds, repeated, pooled)."""
+    from inferact_langgraph.calibration import fit_calibration
+
+    mistakes = flagged_mistakes = corrects = flagged_corrects = 0
+    for repeat in range(REPEATS):
+        rng = random.Random(repeat)
+        folds: list[list[int]] = [[] for _ in range(FOLDS)]
+        for label in (0, 1):
+            members = [i for i, y in enumerate(scored.on_track) if y == label]
+            rng.shuffle(members)
+            for position, i in enumerate(members):
+                folds[position % FOLDS].append(i)
+        for held_out in folds:
+            kept = [i for i in range(len(scored.scores)) if i not in set(held_out)]
+            calibration = fit_calibration(
+                [scored.scores[i] for i in kept],
+                [scored.on_track[i] for i in kept],
+                method=METHOD,
+            )
+            for i in held_out:
+                flagged = calibration(scored.scores[i]) < 0.5
+                if scored.on_track[i]:
+                    corrects += 1
+                    flagged_corrects += flagged
+                else:
+                    mistakes += 1
+                    flagged_mistakes += flagged
+    return flagged_mistakes / mistakes, flagged_corrects / corrects
+
+
+def ranking(scored: Scored) -> tuple[float, float]:
+    """AUC-PR (average precision) and ROC-AUC of the off-track class (risk = 1 - score)."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    off = [1 - y for y in scored.on_track]
+    risk = [1 - s for s in scored.scores]
+    return average_precision_score(off, risk), roc_auc_score(off, risk)
+
+
+def render(results: dict[str, dict[str, Scored]]) -> str:
+    """The tables of docs/quality.md, one per preset."""
+    from inferact_langgraph.calibration import default_calibration
+
+    lines: list[str] = []
+    for preset, scored in results.items():
+        any_critic = next(iter(scored.values()))
+        n_off = any_critic.on_track.count(0)
+        n_on = any_critic.on_track.count(1)
+        lines += [
+            f"**{preset}** ({SOURCES[preset][0].name}: {len(any_critic.ids)} calls, "
+            f"{n_off} off track, {n_on} on track)",
+            "",
+            "| critic | AUC-PR | ROC-AUC | mistakes flagged (CV) | correct flagged (CV) "
+            "| mistakes flagged (shipped) | correct flagged (shipped) | calls | prompt tok "
+            "| output tok |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, s in scored.items():
+            auc_pr, roc = ranking(s)
+            cv_off, cv_on = cross_validated(s)
+            calibration = default_calibration(name, preset) if name in CRITICS else fit(s)
+            if calibration is None:
+                raise RuntimeError(f"no shipped calibration for {name}/{preset}: run --fit")
+            flagged = [calibration(x) < 0.5 for x in s.scores]
+            off, on = _flag_rates(s.scores, s.on_track, flagged)
+            lines.append(
+                f"| {name} | {100 * auc_pr:.1f} | {100 * roc:.1f} | {100 * cv_off:.0f}% "
+                f"| {100 * cv_on:.0f}% | {off} / {n_off} | {on} / {n_on} | {s.calls:.0f} "
+                f"| {s.prompt_tokens:.0f} | {s.output_tokens:.0f} |"
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_shipped(results: dict[str, dict[str, Scored]]) -> None:
+    """Fit and write ``inferact_langgraph/calibrations/<critic>-<preset>.json``."""
+    for preset, scored in results.items():
+        for name in CRITICS:
+            info = {
+                "critic": name,
+                "preset": preset,
+                "data": SOURCES[preset][0].name,
+                "answers": SOURCES[preset][1].name,
+            }
+            fit(scored[name], info=info).save(SHIPPED / f"{name}-{preset}.json")
+
+
+def block(text: str) -> str:
+    """The text between the markers of docs/quality.md."""
+    match = re.search(re.escape(BEGIN) + r"\n(.*?)" + re.escape(END), text, re.S)
+    if match is None:
+        raise ValueError(f"{DOC} has no block between {BEGIN!r} and {END!r}")
+    return match.group(1)
+
+
+def main() -> None:
+    """Command line: see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit the shipped calibrations")
+    parser.add_argument("--print", action="store_true", help="print the tables only")
+    args = parser.parse_args()
+    results = {preset: replay(preset) for preset in SOURCES}
+    if args.fit:
+        write_shipped(results)
+    tables = render(results)
+    if args.print:
+        print(tables)
+        return
+    text = DOC.read_text()
+    block(text)  # the markers must be there
+    start = text.index(BEGIN) + len(BEGIN) + 1
+    DOC.write_text(text[:start] + tables + text[text.index(END) :])
+    print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
