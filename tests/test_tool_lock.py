@@ -163,7 +163,7 @@ def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only(kind):
     assert LEDGER[-1] == {"closed": "alice"}
 
 
-# ---------------------------------------------------------------------------- 1. messages key
+# ---------------------------------------------------------------------------- messages key
 class ChatState(TypedDict):
     chat: Annotated[list[AnyMessage], add_messages]
 
@@ -184,14 +184,14 @@ def _chat_key_builder(model: Any) -> StateGraph:
     return builder
 
 
-def test_1_a_tool_node_with_another_messages_key_is_refused_at_wrap_time_naming_it():
+def test_a_tool_node_with_another_messages_key_is_refused_at_wrap_time_naming_it():
     actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))
     with pytest.raises(UnsupportedGraphError, match=r"ToolNode 'tools' .*state\['chat'\]"):
         with_inferact(_chat_key_builder(actor), critic=ScriptedCritic(scores=[1.0]))
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_1_the_critical_tool_in_a_tool_node_with_another_messages_key_never_runs(mode):
+async def test_the_critical_tool_in_a_tool_node_with_another_messages_key_never_runs(mode):
     actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))
     graph = _chat_key_builder(actor).compile(checkpointer=InMemorySaver())
     with pytest.raises(UnauthorizedCriticalCall, match="no verdict or approval"):
@@ -199,7 +199,7 @@ async def test_1_the_critical_tool_in_a_tool_node_with_another_messages_key_neve
     assert bought() == []
 
 
-# ---------------------------------------------------------------------------- 2. two tool nodes
+# ---------------------------------------------------------------------------- two tool nodes
 class ShopState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -231,7 +231,7 @@ def _two_tool_nodes(model: Any) -> StateGraph:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_2_a_second_tool_node_holding_the_critical_tool_refuses_unchecked_calls(mode):
+async def test_a_second_tool_node_holding_the_critical_tool_refuses_unchecked_calls(mode):
     proposal = AIMessage(
         "express", tool_calls=[call("buy_now", {"asin": "EVIL", "price": 99.0}, "x")]
     )
@@ -248,7 +248,7 @@ async def test_2_a_second_tool_node_holding_the_critical_tool_refuses_unchecked_
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_2_the_guarded_tool_node_still_runs_approved_calls(mode):
+async def test_the_guarded_tool_node_still_runs_approved_calls(mode):
     actor = buy_actor(call("buy_now", {"asin": "B02", "price": 40.0}, "b"))
     graph = with_inferact(
         _two_tool_nodes(actor),
@@ -260,7 +260,7 @@ async def test_2_the_guarded_tool_node_still_runs_approved_calls(mode):
     assert bought() == [{"asin": "B02", "price": 40.0}]
 
 
-# ---------------------------------------------------------------------------- 3. sub-agents
+# ---------------------------------------------------------------------------- sub-agents
 def _shopper_tool(mode: str) -> Any:
     evil = call("buy_now", {"asin": "EVIL", "price": 99.0}, "inner-1")
     inner = create_agent(buy_actor(evil), [buy_now])
@@ -286,7 +286,7 @@ def _shopper_tool(mode: str) -> Any:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_3_a_critical_tool_inside_a_sub_agent_used_as_a_tool_never_runs_unchecked(kind, mode):
+async def test_a_critical_tool_inside_a_sub_agent_used_as_a_tool_never_runs_unchecked(kind, mode):
     actor = buy_actor(call("ask_shopper", {"request": "buy the shades"}, "o-1"))
     critic = ScriptedCritic(scores=[1.0])
     graph = guarded(kind, actor, critic, tools=[search, buy_now, _shopper_tool(mode)])
@@ -295,10 +295,10 @@ async def test_3_a_critical_tool_inside_a_sub_agent_used_as_a_tool_never_runs_un
     assert bought() == [] and critic.calls == 0
 
 
-# ---------------------------------------------------------------------------- 4. double Send
+# ---------------------------------------------------------------------------- double Send
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_4_an_approved_call_sent_twice_while_a_sibling_is_reviewed_runs_once(kind, mode):
+async def test_an_approved_call_sent_twice_while_a_sibling_is_reviewed_runs_once(kind, mode):
     good = call("buy_now", {"asin": "B02", "price": 40.0}, "good")
     doubtful = call("buy_now", {"asin": "B09", "price": 99.0}, "doubt")
     critic = ScriptedCritic(
@@ -317,7 +317,7 @@ async def test_4_an_approved_call_sent_twice_while_a_sibling_is_reviewed_runs_on
     }
 
 
-# ---------------------------------------------------------------------------- 5. forks
+# ---------------------------------------------------------------------------- forks
 def _unanswered(values: dict, call_id: str) -> bool:
     messages = values.get("messages") or []
     proposed = any(
@@ -329,7 +329,7 @@ def _unanswered(values: dict, call_id: str) -> bool:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_5_a_fork_from_history_between_approval_and_answer_does_not_run_the_call_again(
+async def test_a_fork_from_history_between_approval_and_answer_does_not_run_the_call_again(
     kind, mode
 ):
     critic = ScriptedCritic(scores=[0.1])
@@ -349,11 +349,11 @@ async def test_5_a_fork_from_history_between_approval_and_answer_does_not_run_th
     assert bought() == [{"asin": "B09", "price": 99.0}]
 
 
-# ---------------------------------------------------------------------------- 6. resent calls
+# ---------------------------------------------------------------------------- resent calls
 @pytest.mark.parametrize("signed", [False, True])
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_6_removing_the_answer_and_sending_the_call_again_does_not_run_it_again(
+async def test_removing_the_answer_and_sending_the_call_again_does_not_run_it_again(
     kind, mode, signed
 ):
     options = {"options": GuardOptions(signing_key=KEY)} if signed else {}
@@ -396,7 +396,7 @@ def replug(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_6_a_plugin_tools_command_resending_an_answered_call_does_not_run_it_again(kind):
+def test_a_plugin_tools_command_resending_an_answered_call_does_not_run_it_again(kind):
     buy = call("buy_now", {"asin": "B02", "price": 40.0}, "b")
     actor = ScriptedChatModel(
         replies=[
@@ -427,13 +427,13 @@ def test_every_critical_execution_consumed_one_authorization_for_its_exact_call(
     assert entry["thread"] == "t" and entry["index"] == 0 and entry["decided_by"] == "critic"
 
 
-# ---------------------------------------------------------------------------- 7-9. signing
+# ---------------------------------------------------------------------------- signing
 ACTOR_NODE = {"builder": "agent", "react_agent": "agent"}
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_7_a_record_rewritten_to_show_other_arguments_approves_nothing(kind, mode):
+async def test_a_record_rewritten_to_show_other_arguments_approves_nothing(kind, mode):
     options = GuardOptions(signing_key=KEY)
     actor = buy_actor(call("buy_now", {"asin": "EVIL", "price": 99.0}, "b"))
     graph = guarded(kind, actor, ScriptedCritic(scores=[0.1]), options=options)
@@ -457,7 +457,7 @@ async def test_7_a_record_rewritten_to_show_other_arguments_approves_nothing(kin
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_8_a_failed_checks_risk_rewritten_to_low_is_not_allowed_by_policy(kind, mode):
+async def test_a_failed_checks_risk_rewritten_to_low_is_not_allowed_by_policy(kind, mode):
     options = GuardOptions(signing_key=KEY, on_critic_error="allow")
     actor = buy_actor(call("buy_now", {"asin": "B09", "price": 99.0}, "b"))  # high risk
     graph = guarded(kind, actor, ScriptedCritic(scores=[RuntimeError("down")]), options=options)
@@ -474,7 +474,7 @@ async def test_8_a_failed_checks_risk_rewritten_to_low_is_not_allowed_by_policy(
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_9_a_signed_record_copied_into_another_thread_is_checked_again_there(kind, mode):
+async def test_a_signed_record_copied_into_another_thread_is_checked_again_there(kind, mode):
     options = GuardOptions(signing_key=KEY)
     critic = ScriptedCritic(scores=[0.9, 0.1])  # a fresh check in the other thread doubts
     actor = buy_actor(call("buy_now", {"asin": "B02", "price": 40.0}, "b"))
@@ -491,9 +491,9 @@ async def test_9_a_signed_record_copied_into_another_thread_is_checked_again_the
     assert audit(graph, "B") or graph.get_state(cfg("B")).interrupts  # checked or refused there
 
 
-# ---------------------------------------------------------------------------- 11. retries
+# ---------------------------------------------------------------------------- retries
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_11_a_malformed_resume_inside_tool_retry_middleware_raises_resume_error(mode):
+async def test_a_malformed_resume_inside_tool_retry_middleware_raises_resume_error(mode):
     from langchain.agents.middleware import ToolRetryMiddleware
 
     from inferact_langgraph import ResumeError
@@ -517,7 +517,7 @@ async def test_11_a_malformed_resume_inside_tool_retry_middleware_raises_resume_
 # ---------------------------------------------------------------------------- across processes
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", KINDS)
-async def test_5_with_a_store_a_fork_in_another_process_does_not_run_the_call_again(
+async def test_with_a_store_a_fork_in_another_process_does_not_run_the_call_again(
     kind, mode, monkeypatch
 ):
     from langgraph.store.memory import InMemoryStore
