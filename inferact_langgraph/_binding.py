@@ -226,6 +226,8 @@ def is_approved(record: Mapping[str, Any] | None) -> bool:
         return True
     if record.get("decision") is not None or record.get("error"):
         return False
+    if (record.get("spot_check") or {}).get("selected"):  # a spot check waits for its human
+        return False
     score, threshold = record.get("score"), record.get("threshold")
     return is_unit(score) and is_unit(threshold) and score >= threshold
 

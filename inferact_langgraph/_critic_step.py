@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
@@ -38,6 +38,7 @@ from inferact_langgraph._binding import (
 from inferact_langgraph._critical import CriticalSpec, critical_spec
 from inferact_langgraph._reviewing import logger
 from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.labels import SpotCheck, current_thread_id
 from inferact_langgraph.records import CheckRecord, audit_entry, verdict_fields
 from inferact_langgraph.review import ActionStep
 from inferact_langgraph.scope import TaskLocator
@@ -65,6 +66,7 @@ class CriticStep:
         locator: Which task and which actions a call is judged on (default: the user's
             newest request and the actions since it).
         key: The records' signing key (``None``: unsigned).
+        spot_check: Sends a share of the calls the critic passed to a human anyway.
     """
 
     def __init__(
@@ -74,8 +76,10 @@ class CriticStep:
         specs: dict[str, CriticalSpec],
         locator: TaskLocator | None = None,
         key: bytes | None = None,
+        spot_check: SpotCheck | None = None,
     ) -> None:
         self.critic = critic
+        self.spot_check = spot_check if spot_check is not None and spot_check.rate > 0 else None
         self.specs = specs
         self.key = key
         self.locator = locator or TaskLocator()
@@ -237,6 +241,12 @@ class CriticStep:
     ) -> dict[str, Any]:
         if renamed is None and not records:
             return {}
+        if self.spot_check is not None:  # only calls the critic passed; a doubted call is
+            thread = current_thread_id()  # reviewed as such, never as a spot check
+            spot = self.spot_check
+            records = [
+                cast(CheckRecord, spot.mark(r, thread)) if is_approved(r) else r for r in records
+            ]
         audit = [
             audit_entry(r, decision="approve", decided_by="critic")
             for r in records

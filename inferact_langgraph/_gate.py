@@ -49,9 +49,11 @@ from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._reviewing import (
     ReviewOutcome,
     ReviewProtocol,
+    logger,
     memory_context,
 )
 from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.labels import ReviewLabel, ReviewLabels, SpotCheck, labels_of_outcome
 from inferact_langgraph.memory import (
     FeedbackMemory,
     MemoryContext,
@@ -151,8 +153,13 @@ class InferActGuard:
             critical_tools=self.specs,
         )
         self.critic_step = CriticStep(
-            critic=critic, specs=self.specs, locator=self.locator, key=self.options.key
+            critic=critic,
+            specs=self.specs,
+            locator=self.locator,
+            key=self.options.key,
+            spot_check=SpotCheck(rate=self.options.spot_check, seed=self.options.spot_check_seed),
         )
+        self.labels = ReviewLabels() if self.options.labels is None else self.options.labels
         self.protocol = ReviewProtocol(
             options=self.options, specs=self.specs, tools=self.tools, locator=self.locator
         )
@@ -421,6 +428,11 @@ class InferActGuard:
             owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
                 self.memory.save(store, entry["task"], entry, owner=owner)
+        for label in self._labels(outcome, store, config, state):
+            try:
+                self.labels.save(store, label)
+            except Exception as exc:  # noqa: BLE001 - a lost label must not lose the decision
+                logger.warning("InferAct could not keep a review label: %s", exc)
         return outcome.update()
 
     async def asave_feedback(
@@ -435,4 +447,25 @@ class InferActGuard:
             owner = self.feedback_owner(state, config)
             for entry in outcome.feedback:
                 await self.memory.asave(store, entry["task"], entry, owner=owner)
+        for label in self._labels(outcome, store, config, state):
+            try:
+                await self.labels.asave(store, label)
+            except Exception as exc:  # noqa: BLE001 - a lost label must not lose the decision
+                logger.warning("InferAct could not keep a review label: %s", exc)
         return outcome.update()
+
+    def _labels(
+        self, outcome: ReviewOutcome, store: Any, config: Mapping[str, Any] | None, state: Any
+    ) -> list[ReviewLabel]:
+        """The review's human decisions as labels (none without a store or with labels off)."""
+        if store is None or not self.labels or not outcome.audit:
+            return []
+        checks = state.get("inferact_checks") if isinstance(state, Mapping) else None
+        return labels_of_outcome(
+            self.labels,
+            checks or {},
+            outcome.audit,
+            owner=self.feedback_owner(state, config),
+            config=config,
+            critic=getattr(self.critic, "critic", None) or self.critic,
+        )

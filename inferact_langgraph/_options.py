@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from inferact_langgraph.labels import ReviewLabels, SpotCheck
 from inferact_langgraph.review import DECISION_TYPES, is_decision_type
 
 __all__ = [
@@ -58,6 +59,13 @@ class GuardOptions:
         signing_key: Sign every record with HMAC-SHA256 and honour only signed ones, so that
             no tool or caller that writes the state can forge an approval. Give every process
             that serves the graph the same key (e.g. from a secret store); ``None``: unsigned.
+        spot_check: The share of the calls the critic *passed* that a human checks anyway
+            (e.g. ``0.02``; ``0``, the default: none), marked as spot checks, so that the
+            miss rate can be estimated (:mod:`inferact_langgraph.labels`).
+        spot_check_seed: Makes the spot-check draws reproducible (a hash of the seed, the
+            thread and the call id); ``None``: the system's RNG.
+        labels: Where reviewers' decisions are kept as labels (a ``ReviewLabels``; default:
+            the ``"default"`` deployment) when the graph has a store; ``False``: none kept.
     """
 
     on_critic_error: OnCriticError = "interrupt"
@@ -69,6 +77,9 @@ class GuardOptions:
     memory_namespace: MemoryNamespace | None = None
     allowed_decisions: Sequence[str] = DECISION_TYPES
     signing_key: bytes | str | None = field(default=None, repr=False)
+    spot_check: float = 0.0
+    spot_check_seed: int | None = None
+    labels: Any = None
 
     @property
     def key(self) -> bytes | None:
@@ -105,6 +116,12 @@ class GuardOptions:
         if not decisions or not all(is_decision_type(d) for d in decisions):
             raise ValueError(f"allowed_decisions must be a non-empty subset of {DECISION_TYPES}")
         object.__setattr__(self, "allowed_decisions", decisions)
+        SpotCheck(rate=self.spot_check, seed=self.spot_check_seed)  # ValueError when bad
+        off = self.labels is None or self.labels is False
+        if not off and not isinstance(self.labels, ReviewLabels):
+            raise ValueError(
+                f"labels must be a ReviewLabels or False, got {type(self.labels).__name__}"
+            )
 
 
 def resolve_options(options: GuardOptions | None, **policy: Any) -> GuardOptions:

@@ -43,6 +43,7 @@ from inferact_langgraph._critical import CriticalSpec
 from inferact_langgraph._options import GuardOptions
 from inferact_langgraph._provenance import is_tool_added
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.labels import is_spot_check
 from inferact_langgraph.memory import MemoryContext, render_feedback
 from inferact_langgraph.records import AuditEntry, CheckRecord, FeedbackEntry, audit_entry
 from inferact_langgraph.resume import require_checkpointer
@@ -290,6 +291,8 @@ class ReviewProtocol:
                 info["order_probs"] = order_probs
             if verdict.get("uncalibrated_score") is not None:
                 info["uncalibrated_score"] = verdict["uncalibrated_score"]
+            if is_spot_check(r):
+                info["spot_check"] = True
             action: InferActActionRequest = {
                 "name": r["tool"],
                 "args": r["args"],

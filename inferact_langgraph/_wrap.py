@@ -500,6 +500,9 @@ def with_inferact(
     memory: FeedbackMemory | None = None,
     memory_namespace: MemoryNamespace | None = None,
     allowed_decisions: Sequence[str] = DECISION_TYPES,
+    spot_check: float = 0.0,
+    spot_check_seed: int | None = None,
+    labels: Any = None,
     tools_node: str | None = None,
     actor_node: str | None = None,
     name: str | None = None,
@@ -539,6 +542,12 @@ def with_inferact(
         memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
             the server's authenticated user, else ``configurable["user_id"]``, else shared).
         allowed_decisions: Decisions offered to the human.
+        spot_check: The share of the calls the critic passed that a human checks anyway
+            (e.g. ``0.02``; default ``0``), marked as spot checks in the review.
+        spot_check_seed: Makes the spot-check draws reproducible.
+        labels: Where reviewers' decisions are kept as labels for ``inferact calibrate``
+            (a :class:`~inferact_langgraph.labels.ReviewLabels`; default: the ``"default"``
+            deployment in the graph's store); ``False``: none kept.
         tools_node: The tool node's name, when the graph has several.
         actor_node: The node the tools return to, when it cannot be inferred.
         name: Name of the returned graph.
@@ -563,6 +572,9 @@ def with_inferact(
         memory=memory,
         memory_namespace=memory_namespace,
         allowed_decisions=allowed_decisions,
+        spot_check=spot_check,
+        spot_check_seed=spot_check_seed,
+        labels=labels,
     )
     if isinstance(graph, CompiledStateGraph):
         builder = getattr(graph, "builder", None)

@@ -559,4 +559,12 @@ def _add_memory_commands() -> None:
     app.add_typer(memory_app, name="memory")
 
 
+def _add_label_commands() -> None:
+    from inferact_langgraph._calibrate_cli import calibrate_command, labels_app
+
+    app.command("calibrate")(calibrate_command)
+    app.add_typer(labels_app, name="labels")
+
+
 _add_memory_commands()
+_add_label_commands()

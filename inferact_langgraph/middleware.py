@@ -121,6 +121,12 @@ class InferActMiddleware(AgentMiddleware):
         memory_namespace: ``config -> labels``: whose feedback memory a run uses (default:
             the server's authenticated user, else ``configurable["user_id"]``, else shared).
         allowed_decisions: Decisions offered to the human.
+        spot_check: The share of the calls the critic passed that a human checks anyway
+            (e.g. ``0.02``; default ``0``), marked as spot checks in the review.
+        spot_check_seed: Makes the spot-check draws reproducible.
+        labels: Where reviewers' decisions are kept as labels for ``inferact calibrate``
+            (a :class:`~inferact_langgraph.labels.ReviewLabels`; default: the ``"default"``
+            deployment in the graph's store); ``False``: none kept.
         review_in: ``"after_model"`` (default): one HumanInTheLoopMiddleware-style request per
             AI message, after the model step. ``"tool_call"``: each doubtful call interrupts
             from its own tool task; no node is added to the agent (cheaper on every step),
@@ -162,6 +168,9 @@ class InferActMiddleware(AgentMiddleware):
         memory: FeedbackMemory | None = None,
         memory_namespace: MemoryNamespace | None = None,
         allowed_decisions: Sequence[str] = DECISION_TYPES,
+        spot_check: float = 0.0,
+        spot_check_seed: int | None = None,
+        labels: Any = None,
         review_in: ReviewIn = "after_model",
         options: GuardOptions | None = None,
     ) -> None:
@@ -178,6 +187,9 @@ class InferActMiddleware(AgentMiddleware):
             memory=memory,
             memory_namespace=memory_namespace,
             allowed_decisions=allowed_decisions,
+            spot_check=spot_check,
+            spot_check_seed=spot_check_seed,
+            labels=labels,
         )
         if review_in == "tool_call" and options.on_reject != "continue":
             raise ValueError(

@@ -69,6 +69,9 @@ class CheckRecord(TypedDict, total=False):
     checked_at: float
     thread: str | None
     """The thread the record was written in; it binds nothing in another thread."""
+    spot_check: dict[str, Any]
+    """For a call the critic passed, with ``spot_check=`` on: the draw that decided whether a
+    human checks it anyway (:class:`~inferact_langgraph.labels.SpotCheckMark`)."""
     signature: str
     """HMAC-SHA256 of every other field, when records are signed
     (:func:`~inferact_langgraph._binding.sign_record`)."""
@@ -103,6 +106,8 @@ class AuditEntry(TypedDict):
     time: float
     feedback: NotRequired[str]
     edited: NotRequired[dict[str, Any]]
+    spot_check: NotRequired[bool]
+    """True when the critic passed the call and a human checked it anyway."""
 
 
 class FeedbackEntry(TypedDict):
@@ -193,6 +198,8 @@ def audit_entry(
         entry["uncalibrated_score"] = verdict["uncalibrated_score"]
     if scope := record.get("scope"):
         entry["scope"] = scope
+    if (record.get("spot_check") or {}).get("selected"):
+        entry["spot_check"] = True
     if feedback is not None:
         entry["feedback"] = feedback
     if edited is not None:

@@ -47,6 +47,7 @@ from pydantic import AfterValidator, BeforeValidator, Discriminator, TypeAdapter
 from typing_extensions import TypedDict
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.labels import SPOT_CHECK_NOTE, is_spot_check
 from inferact_langgraph.prompts import option_labels
 
 __all__ = [
@@ -167,6 +168,11 @@ def review_description(record: Mapping[str, Any], *, link: str | None = None) ->
         lines.append(
             f"The critic could not check this call ({record['error']}); a human must decide."
         )
+    elif is_spot_check(record):
+        lines.append(
+            f"{SPOT_CHECK_NOTE} p(user's task) = {record['score']:.2f} "
+            f">= threshold {record['threshold']:.2f}."
+        )
     else:
         why = (
             f"InferAct doubts this call: p(user's task) = {record['score']:.2f} "
@@ -240,6 +246,9 @@ class InferActReviewInfo(TypedDict):
     """Per-order option probabilities (``"original"``, ``"reversed"``), if the critic has them."""
     uncalibrated_score: NotRequired[float]
     """The critic's raw score, when a calibration mapped it to ``score`` (a probability)."""
+    spot_check: NotRequired[bool]
+    """True when the critic passed this call and it was drawn for a human's spot check
+    (``spot_check=``): the reviewer checks the critic, not a doubt."""
 
 
 class InferActActionRequest(ActionRequest):

@@ -195,6 +195,11 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
         "B0SHDCUSTM",
         "Done. Order placed: B0SHD66X66",  # after the rejection, the right purchase
     ),
+    "docs/calibration.md": (  # a doubt rejected, then a spot check approved: two labels
+        "B0SHDCUSTM reject False flagged 1.0",
+        "The critic passed this; you are checking it",
+        "B0SHD66X66 approve True spot check 1.0",
+    ),
     "docs/howto.md": ("2 [BadRecord(line=3, ",),  # two usable runs, the bad line listed
     "docs/trials.md": ("[0.0, 1.0, 1.0]",),  # the cumulative success the page's comment shows
     "docs/schemas.md": (

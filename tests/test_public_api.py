@@ -47,6 +47,7 @@ PUBLIC_MODULES = [
     "eval",
     "examples",
     "inbox",
+    "labels",
     "memory",
     "middleware",
     "prompts",

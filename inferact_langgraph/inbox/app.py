@@ -10,6 +10,8 @@ Routes (under ``prefix``, ``/inferact`` by default):
   ``GET /inferact`` redirects to it.
 * ``GET /inferact/api/reviews``: the threads waiting on an InferAct review, newest first.
 * ``GET /inferact/api/reviews/{thread_id}``: one thread's reviews (see :mod:`.view`).
+* ``GET /inferact/api/figures``: the reviewers' running figures per deployment, from the review
+  labels in the server's store (see :mod:`.figures`).
 * ``POST /inferact/api/reviews/{thread_id}/decisions``: ``{"interrupt_id", "decisions"}``
   (and optionally ``tool_call_ids``, the calls decided), validated with the library's
   :func:`~inferact_langgraph.review.parse_resume`, then the thread is resumed with
@@ -26,7 +28,8 @@ server's auth handlers decide who the viewer is and which threads they may see a
 Example:
     >>> app = create_app(prefix="/review")
     >>> sorted(r.path for r in app.routes)  # doctest: +NORMALIZE_WHITESPACE
-    ['/review', '/review/', '/review/api/reviews', '/review/api/reviews/{thread_id}',
+    ['/review', '/review/', '/review/api/figures', '/review/api/reviews',
+     '/review/api/reviews/{thread_id}',
      '/review/api/reviews/{thread_id}/decisions', '/review/inbox', '/review/inbox/',
      '/review/static/{name}']
 """
@@ -48,6 +51,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from inferact_langgraph.errors import ResumeError
+from inferact_langgraph.inbox.figures import review_figures
 from inferact_langgraph.inbox.view import ThreadView, pending_interrupts, thread_view
 from inferact_langgraph.review import DECISION_TYPES, EXPECTED_SHAPE, parse_resume
 
@@ -72,6 +76,7 @@ CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "x-api-key", "cookie")
 # event handlers and every other origin, so even a rendering mistake could not run data as code.
 _ASSETS = {
     "inbox.js": "text/javascript; charset=utf-8",
+    "figures.js": "text/javascript; charset=utf-8",
     "inbox.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
@@ -188,6 +193,7 @@ def _summary(view: ThreadView) -> dict[str, Any]:
         "min_score": min(scores) if scores else None,
         "threshold": next((a["threshold"] for a in actions if a["threshold"] is not None), None),
         "critic_failed": any(a["error"] for a in actions),
+        "spot_check": bool(actions) and all(a.get("spot_check") for a in actions),
         "risk": next((a["risk"] for a in actions if a["risk"] == "high"), None)
         or next((a["risk"] for a in actions if a["risk"]), None),
     }
@@ -511,6 +517,7 @@ def create_app(
             Route(f"{prefix}/", redirect, methods=["GET"]),
             Route(f"{prefix}/static/{{name}}", asset, methods=["GET"]),
             Route(f"{prefix}/api/reviews", with_client(list_reviews), methods=["GET"]),
+            Route(f"{prefix}/api/figures", with_client(review_figures), methods=["GET"]),
             Route(f"{prefix}/api/reviews/{{thread_id}}", with_client(get_review), methods=["GET"]),
             Route(
                 f"{prefix}/api/reviews/{{thread_id}}/decisions",

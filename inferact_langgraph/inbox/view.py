@@ -108,6 +108,8 @@ class ActionView(TypedDict):
     from_state: list[str]
     """The fields the payload lacked and the view read from the call's check record in the
     thread's state."""
+    spot_check: bool
+    """The critic passed this call; a human checks it anyway (a spot check)."""
 
 
 class ReviewView(TypedDict):
@@ -269,6 +271,7 @@ def action_view(
         "action_chain": chain,
         "allowed_decisions": [str(d) for d in config.get("allowed_decisions") or []],
         "from_state": from_state,
+        "spot_check": info.get("spot_check") is True,
     }
 
 

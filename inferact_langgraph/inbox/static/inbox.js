@@ -118,6 +118,8 @@
       const low = typeof r.min_score === "number";
       const score = r.critic_failed
         ? el("span", {class: "badge failed"}, "critic failed")
+        : r.spot_check  // the critic passed it: a human checks it anyway
+        ? el("span", {class: "badge spot"}, "spot check: p=" + fmt(r.min_score))
         : el("span", {class: "badge low"}, "p=" + fmt(r.min_score) + (r.threshold !== null ? " < " + fmt(r.threshold) : ""));
       const button = el("button", {
         type: "button", class: "thread", "data-thread-id": r.thread_id,
