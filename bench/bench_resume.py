@@ -38,11 +38,14 @@ def build(prefix: int, critic_delay: float = 0.0):
         """Look something up (not critical)."""
         return f"value of {key}"
 
-    @critical
-    @tool
-    def buy_now(asin: str) -> str:
+    def _buy(asin: str) -> str:
         """Buy a product (critical)."""
         return f"bought {asin}"
+
+    # HITL's agent has no InferAct guard: it gets the same tool unmarked (a marked one is
+    # locked and runs only with InferAct's authorization).
+    buy_plain = tool("buy_now")(_buy)
+    buy_now = critical(tool("buy_now")(_buy))
 
     def responder(messages):
         done = sum(isinstance(m, ToolMessage) for m in messages)
@@ -60,7 +63,7 @@ def build(prefix: int, critic_delay: float = 0.0):
                for k in ("with_inferact", "InferActMiddleware")}
     tools = [lookup, buy_now]
     agents = {
-        "HITL": create_agent(actors["HITL"], tools, checkpointer=InMemorySaver(),
+        "HITL": create_agent(actors["HITL"], [lookup, buy_plain], checkpointer=InMemorySaver(),
                              middleware=[HumanInTheLoopMiddleware(interrupt_on={"buy_now": True})]),
         "with_inferact": with_inferact(create_agent(actors["with_inferact"], tools),
                                        critic=critics["with_inferact"],

@@ -24,8 +24,10 @@ from inferact_langgraph.errors import (
     CriticError,
     InferActError,
     ResumeError,
+    UnauthorizedCriticalCall,
     UnsupportedGraphError,
 )
+from inferact_langgraph.guard.authorization import allow_critical_calls
 from inferact_langgraph.guard.graph import with_inferact
 from inferact_langgraph.guard.marks import CriticalSpec, critical
 from inferact_langgraph.guard.memory import FeedbackMemory
@@ -45,8 +47,10 @@ __all__ = [
     "ResumeError",
     "Step",
     "Trajectory",
+    "UnauthorizedCriticalCall",
     "UnsupportedGraphError",
     "Verdict",
+    "allow_critical_calls",
     "critical",
     "make_critic",
     "with_inferact",

@@ -106,14 +106,29 @@ class _ServerStore:
     def __init__(self, url: str) -> None:
         from langgraph_sdk import get_sync_client
 
+        self.url = url
         self.client = get_sync_client(url=url)
 
+    @contextmanager
+    def _reached(self) -> Iterator[None]:
+        """One ``error:`` line and exit 1 when the server cannot be reached or refuses."""
+        import httpx
+
+        try:
+            yield
+        except httpx.HTTPError as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            typer.echo(f"error: --db {self.url}: cannot use its store ({reason})", err=True)
+            raise typer.Exit(1) from None
+
     def search(self, prefix: Sequence[str], *, limit: int = 10, offset: int = 0) -> list[_Item]:
-        page = self.client.store.search_items(list(prefix), limit=limit, offset=offset)
+        with self._reached():
+            page = self.client.store.search_items(list(prefix), limit=limit, offset=offset)
         return [_Item(tuple(i["namespace"]), i["key"], dict(i["value"])) for i in page["items"]]
 
     def delete(self, namespace: Sequence[str], key: str) -> None:
-        self.client.store.delete_item(list(namespace), key)
+        with self._reached():
+            self.client.store.delete_item(list(namespace), key)
 
 
 def resolve_db(db: str | None, *, cwd: Path | None = None) -> str:

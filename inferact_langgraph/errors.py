@@ -11,6 +11,8 @@ library (``ValueError`` for bad input, ``TimeoutError``, ``LookupError``, ``Runt
     │   └── CriticModelError                  the model call failed
     │       └── CriticTimeoutError (TimeoutError)
     ├── ResumeError (ValueError)          a resume value the pending review does not accept
+    │   └── ToolTaskResumeError               the same, raised past retrying tool wrappers
+    ├── UnauthorizedCriticalCall (PermissionError)   a critical tool without an authorization
     ├── AlreadyResumedError               the review was answered already
     ├── CheckpointerRequiredError (RuntimeError)   a review that could never be resumed
     ├── UnsupportedGraphError (TypeError) with_inferact cannot wrap this graph
@@ -34,6 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.errors import GraphBubbleUp
+
 __all__ = [
     "AlreadyResumedError",
     "CacheError",
@@ -49,8 +53,10 @@ __all__ = [
     "ModelSetupError",
     "ReplayMismatchError",
     "ResumeError",
+    "ToolTaskResumeError",
     "TrajectoryError",
     "TrialsError",
+    "UnauthorizedCriticalCall",
     "UnsupportedGraphError",
 ]
 
@@ -100,6 +106,46 @@ class ResumeError(InferActError, ValueError):
         super().__init__(f"{message}\nExpected: {expected}\nReceived: {received!r}")
         self.expected = expected
         self.received = received
+
+
+class ToolTaskResumeError(ResumeError, GraphBubbleUp):
+    """A malformed resume of a review held in a tool task, raised past tool-call wrappers.
+
+    A retrying wrapper (``ToolRetryMiddleware``) around the review would catch a plain
+    ``ResumeError``, call the review again and open a fresh interrupt; every such wrapper lets
+    LangGraph's control-flow signals (``GraphBubbleUp``) pass, so the caller gets the
+    ``ResumeError`` and the review stays pending. Catch :class:`ResumeError` to handle both.
+
+    Example:
+        >>> issubclass(ToolTaskResumeError, ResumeError)
+        True
+    """
+
+
+class UnauthorizedCriticalCall(InferActError, PermissionError):  # noqa: N818 - a refusal
+    """A critical tool was about to run without an authorization for that exact call.
+
+    Raised by the critical tool itself (see :mod:`inferact_langgraph.guard.authorization`): no
+    verdict or approval was bound to this call, or the one that was has been used already.
+    The tool did not run. To call a critical tool outside a guard on purpose (a test, a
+    script), wrap the call in :func:`~inferact_langgraph.allow_critical_calls`.
+
+    Attributes:
+        tool: The tool's name.
+        tool_call_id: The call's id (``None`` for a plain ``.invoke(args)``).
+        reason: Why the call was not authorized.
+    """
+
+    def __init__(self, tool: str, tool_call_id: str | None, reason: str) -> None:
+        super().__init__(
+            f"the critical tool {tool!r} did not run (call {tool_call_id!r}): {reason}. "
+            "A critical tool runs only inside a guarded graph (with_inferact or "
+            "InferActMiddleware) with a verdict or approval for that exact call, once; to call "
+            "it on purpose outside a guard, use `with inferact_langgraph.allow_critical_calls():`"
+        )
+        self.tool = tool
+        self.tool_call_id = tool_call_id
+        self.reason = reason
 
 
 class UnsupportedGraphError(InferActError, TypeError):

@@ -158,3 +158,59 @@ def test_a_compiled_graph_keeps_the_guard_attached_to_it():
     guard = object()
     _compat.attach_guard(compiled, guard)
     assert _compat.guard_of(compiled) is guard
+
+
+def test_run_checkpointer_is_the_saver_of_the_running_graph_sync_and_async():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    seen: list = []
+
+    def node(state):
+        seen.append(_compat.run_checkpointer())
+        return {"messages": []}
+
+    async def anode(state):
+        seen.append(_compat.run_checkpointer())
+        return {"messages": []}
+
+    saver = InMemorySaver()
+    for step in (node, anode):
+        builder = StateGraph(MessagesState)
+        builder.add_node("a", step)
+        builder.add_edge(START, "a")
+        builder.add_edge("a", END)
+        config = {"configurable": {"thread_id": "t"}}
+        if step is node:
+            builder.compile(checkpointer=saver).invoke({"messages": []}, config)
+            builder.compile().invoke({"messages": []})
+        else:
+            graph = builder.compile(checkpointer=saver)
+            asyncio.run(graph.ainvoke({"messages": []}, config))
+            asyncio.run(builder.compile().ainvoke({"messages": []}))
+    assert seen[0] is saver and seen[2] is saver
+    assert seen[1] is None and seen[3] is None
+    assert _compat.run_checkpointer() is None  # outside a run
+
+
+def test_a_tool_node_with_other_tools_keeps_the_nodes_settings():
+    def wrap(request, execute):
+        return execute(request)
+
+    async def awrap(request, execute):
+        return await execute(request)
+
+    node = ToolNode(
+        [echo],
+        name="shop",
+        tags=["t"],
+        handle_tool_errors=False,
+        messages_key="chat",
+        wrap_tool_call=wrap,
+        awrap_tool_call=awrap,
+    )
+    copy = _compat.tool_node_with_tools(node, [fail])
+    assert list(copy.tools_by_name) == ["fail"]
+    assert (copy.name, copy.tags) == ("shop", ["t"])
+    assert _compat.tool_node_messages_key(copy) == "chat"
+    assert copy._handle_tool_errors is False
+    assert copy._wrap_tool_call is wrap and copy._awrap_tool_call is awrap

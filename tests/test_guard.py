@@ -29,7 +29,9 @@ from inferact_langgraph import (
     CriticalSpec,
     InferActMiddleware,
     ResumeError,
+    UnauthorizedCriticalCall,
     UnsupportedGraphError,
+    allow_critical_calls,
     with_inferact,
 )
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
@@ -453,7 +455,13 @@ def test_the_original_graph_is_not_modified():
     nodes_before = set(graph.builder.nodes)
     with_inferact(graph, critic=ScriptedCritic(scores=[1.0]))
     assert set(graph.builder.nodes) == nodes_before
-    out = graph.invoke({"messages": [("user", TASK)]})  # unguarded: buys straight away
+    # Unguarded, the critical tool itself refuses to run: the mark is the lock.
+    with pytest.raises(UnauthorizedCriticalCall, match="no verdict or approval"):
+        graph.invoke({"messages": [("user", TASK)]})
+    assert LEDGER == []
+    graph = build_graph("create_agent", shop_actor(), [search, buy_now])
+    with allow_critical_calls():  # on purpose, outside a guard: the graph runs as before
+        out = graph.invoke({"messages": [("user", TASK)]})
     assert LEDGER == [{"asin": "B02", "price": 40.0}] and out["messages"][-1].content == "All done."
 
 

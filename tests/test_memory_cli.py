@@ -126,3 +126,28 @@ def test_postgres_dsn(tmp_path):
     assert listed.exit_code == 0 and json.loads(listed.output)["feedback"] == "pg"
     cleared = runner.invoke(app, ["memory", "clear", "--db", dsn, "--user", owner[1], "-y"])
     assert cleared.exit_code == 0 and "deleted 1 entry" in cleared.output
+
+
+class _RefusingStore:
+    """The store API of a server that refuses the connection (no socket is opened)."""
+
+    def search_items(self, *args, **kwargs):
+        import httpx
+
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    delete_item = search_items
+
+
+@pytest.mark.parametrize("command", [["list"], ["clear", "--yes"]])
+def test_an_unreachable_server_is_one_error_line_and_exit_1(command, monkeypatch):
+    import langgraph_sdk
+
+    client = type("Client", (), {"store": _RefusingStore()})()
+    monkeypatch.setattr(langgraph_sdk, "get_sync_client", lambda url: client)
+    result = CliRunner().invoke(app, ["memory", *command, "--db", "http://127.0.0.1:1"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [
+        "error: --db http://127.0.0.1:1: cannot use its store ([Errno 111] Connection refused)"
+    ]

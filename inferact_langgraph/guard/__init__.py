@@ -10,6 +10,8 @@ One module per concept; the public names are re-exported by :mod:`inferact_langg
 * :mod:`.requests`: which messages are the user's requests (the task of a check);
 * :mod:`.provenance`: the mark on the human messages a tool writes;
 * :mod:`.binding`: a verdict or decision bound to one exact call, signed;
+* :mod:`.authorization`: the lock: a critical tool runs once per authorization for its
+  exact call;
 * :mod:`.records`: the check record, the audit and feedback entries;
 * :mod:`.check`: critical calls -> critic -> records;
 * :mod:`.payloads`: the review's interrupt payload and resume decisions;

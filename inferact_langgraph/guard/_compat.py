@@ -33,6 +33,7 @@ from langgraph.prebuilt import ToolNode
 
 __all__ = [
     "BUILDER_ATTRIBUTES",
+    "CHECKPOINTER_CONFIG_KEY",
     "TOOL_CALL_WITH_CONTEXT",
     "add_schema",
     "attach_guard",
@@ -41,8 +42,10 @@ __all__ = [
     "mark_invalid_resume",
     "replace_branch",
     "replace_node",
+    "run_checkpointer",
     "sent_calls",
     "tool_node_messages_key",
+    "tool_node_with_tools",
     "untraced",
 ]
 
@@ -67,6 +70,9 @@ BUILDER_ATTRIBUTES = frozenset(
 
 TOOL_CALL_WITH_CONTEXT = "tool_call_with_context"
 """The ``__type`` of the input ``create_agent``'s router sends to a ``ToolNode`` per call."""
+
+CHECKPOINTER_CONFIG_KEY = "__pregel_checkpointer"
+"""The ``configurable`` key under which LangGraph puts the running graph's checkpointer."""
 
 _GUARD_ATTRIBUTE = "inferact_guard"
 
@@ -107,6 +113,23 @@ def replace_branch(spec: Any, *, path: Any, ends: Any) -> Any:
 def tool_node_messages_key(tool_node: ToolNode) -> str:
     """The state key a ``ToolNode`` reads and writes its messages under."""
     return getattr(tool_node, "_messages_key", None) or "messages"
+
+
+def tool_node_with_tools(tool_node: ToolNode, tools: list[Any]) -> ToolNode:
+    """A ``ToolNode`` configured as ``tool_node`` that holds ``tools`` instead.
+
+    The name, tags, error handling, messages key and tool call wrappers are copied; a
+    ``ToolNode`` keeps the last three privately.
+    """
+    return ToolNode(
+        tools,
+        name=tool_node.name or "tools",
+        tags=list(tool_node.tags) if tool_node.tags is not None else None,
+        handle_tool_errors=tool_node._handle_tool_errors,
+        messages_key=tool_node_messages_key(tool_node),
+        wrap_tool_call=tool_node._wrap_tool_call,
+        awrap_tool_call=tool_node._awrap_tool_call,
+    )
 
 
 def sent_calls(node_input: Any) -> list[Any] | None:
@@ -163,3 +186,17 @@ def guard_of(compiled: Any) -> Any:
     """The guard :func:`attach_guard` kept on a compiled graph (``None`` if there is none)."""
     return getattr(compiled, _GUARD_ATTRIBUTE, None)
 
+
+
+def run_checkpointer() -> Any:
+    """The checkpointer of the graph run the caller is in (``None`` outside a run or without one).
+
+    LangGraph keeps it in the run's config under a private key; there is no public accessor.
+    """
+    try:
+        from langgraph.config import get_config
+
+        config = get_config()
+    except RuntimeError:
+        return None
+    return (config.get("configurable") or {}).get(CHECKPOINTER_CONFIG_KEY)

@@ -38,6 +38,7 @@ __all__ = [
     "args_digest",
     "authorize",
     "calls_needing_ids",
+    "current_thread",
     "find_proposal",
     "is_approved",
     "is_bound",
@@ -46,17 +47,10 @@ __all__ = [
     "with_unique_call_ids",
 ]
 
-_SIGNED_FIELDS = (
-    "tool_call_id",
-    "ai_message_id",
-    "index",
-    "tool",
-    "args_sha256",
-    "score",
-    "threshold",
-    "error",
-    "decision",
-)
+_UNSIGNED_FIELDS = frozenset({"signature"})
+"""With a key, every other field of a record is signed: what decides (binding, score,
+threshold, risk, error, decision, who decided, thread) and what a reviewer or an auditor is
+shown (arguments, action chain, task, inferred tasks, description)."""
 
 ID_SUFFIX = "-inferact-"
 
@@ -112,21 +106,36 @@ def with_unique_call_ids(ai: AIMessage, earlier: Sequence[AnyMessage]) -> AIMess
     return ai.model_copy(update={"tool_calls": calls})
 
 
+def current_thread() -> str | None:
+    """The current run's ``thread_id`` (``None`` outside a run, or without one)."""
+    try:
+        from langgraph.config import get_config
+
+        thread = (get_config().get("configurable") or {}).get("thread_id")
+    except RuntimeError:
+        return None
+    return None if thread is None else str(thread)
+
+
 def _signature(record: Mapping[str, Any], key: bytes) -> str:
-    text = json.dumps([record.get(f) for f in _SIGNED_FIELDS], default=repr, sort_keys=True)
+    signed = {k: v for k, v in record.items() if k not in _UNSIGNED_FIELDS}
+    text = json.dumps(signed, default=repr, sort_keys=True, separators=(",", ":"))
     return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
 def sign_record(record: CheckRecord, key: bytes | None) -> CheckRecord:
-    """``record`` with an HMAC-SHA256 ``signature`` of its binding and decision (if ``key``).
+    """``record`` bound to this run's thread, with an HMAC-SHA256 ``signature`` (if ``key``).
 
-    With a key (``GuardOptions(signing_key=...)``), a record someone else wrote into the state
-    (a tool's or a caller's ``Command(update=...)``, a ``Send`` with an inlined state) cannot
-    approve a call: it has no valid signature.
+    With a key (``GuardOptions(signing_key=...)``), a record someone else wrote or rewrote in
+    the state (a tool's or a caller's ``Command(update=...)``, ``update_state``, a ``Send``
+    with an inlined state, a record copied from another thread) cannot approve a call: every
+    field but the signature is signed, the thread included.
     """
+    signed: CheckRecord = {**record, "thread": current_thread()}
     if key is None:
-        return record.copy()
-    return {**record, "signature": _signature(record, key)}
+        return signed
+    signed["signature"] = _signature(signed, key)
+    return signed
 
 
 def signed_by_id(records: Iterable[CheckRecord], key: bytes | None) -> dict[str, CheckRecord]:
@@ -143,23 +152,27 @@ def is_bound(
 ) -> TypeGuard[CheckRecord]:
     """Whether ``record`` was written for exactly this call: message, position, name, args.
 
-    With a signing ``key``, the record must also carry a valid signature. Without an AI
-    message nothing is bound.
+    The arguments the record shows must be the ones it binds, and a record written in
+    another thread binds nothing. With a signing ``key``, the record must also carry a valid
+    signature over all its fields. Without an AI message nothing is bound.
     """
-    if ai is None:
+    if ai is None or not isinstance(record, Mapping):
         return False
-    if key is not None and (
-        not isinstance(record, Mapping)
-        or not hmac.compare_digest(str(record.get("signature") or ""), _signature(record, key))
+    if key is not None and not hmac.compare_digest(
+        str(record.get("signature") or ""), _signature(record, key)
     ):
         return False
+    digest = args_digest(call.get("args"))
     return (
-        isinstance(record, Mapping)
-        and record.get("ai_message_id") == ai.id
+        record.get("ai_message_id") == ai.id
         and ai.id is not None
         and record.get("index") == index
         and record.get("tool") == call.get("name")
-        and record.get("args_sha256") == args_digest(call.get("args"))
+        and record.get("args_sha256") == digest
+        # the arguments a reviewer is shown are the ones that run
+        and ("args" not in record or args_digest(record.get("args")) == digest)
+        # a record written in another thread binds nothing here
+        and ("thread" not in record or record.get("thread") == current_thread())
     )
 
 

@@ -10,6 +10,9 @@ share. Each job lives in its own module:
   (:class:`~inferact_langgraph.guard.review.ReviewProtocol`);
 * whether a call may run now: :func:`~inferact_langgraph.guard.binding.authorize`, called by
   the tool node (``with_inferact``) or ``wrap_tool_call`` (the middleware);
+* the lock: :meth:`InferActGuard.permit` turns a bound approval into a single-use
+  :class:`~inferact_langgraph.guard.authorization.Authorization` that the critical tool itself
+  consumes (:mod:`~inferact_langgraph.guard.authorization`);
 * feedback memory: :class:`~inferact_langgraph.guard.memory.MemoryKeeper`, loaded when a run
   starts and written by the caller of a review.
 
@@ -33,6 +36,15 @@ from typing import Any, cast
 from langgraph.func import task
 
 from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard._compat import tool_node_with_tools
+from inferact_langgraph.guard.authorization import (
+    LEDGER,
+    Authorization,
+    is_locked,
+    issue,
+    locked_copy,
+)
+from inferact_langgraph.guard.binding import args_digest, authorize, current_thread
 from inferact_langgraph.guard.check import CriticStep
 from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.memory import FeedbackMemory, MemoryKeeper
@@ -42,9 +54,14 @@ from inferact_langgraph.guard.review import ReviewOutcome, ReviewProtocol
 from inferact_langgraph.guard.state import CHECKS, value_of
 from inferact_langgraph.labels import ReviewLabel, ReviewLabels, SpotCheck, labels_of_outcome
 
-__all__ = ["InferActGuard", "run_config"]
+__all__ = ["USED", "InferActGuard", "run_config"]
 
 logger = logging.getLogger("inferact_langgraph")
+
+USED = (
+    "its verdict or approval was used already: one decision allows one execution "
+    "(propose the call again to have it checked again)"
+)
 
 
 def run_config() -> dict[str, Any]:
@@ -87,6 +104,7 @@ class InferActGuard:
         # One dict each, shared by the jobs: the middleware learns tools and specs later.
         self.specs: dict[str, CriticalSpec] = dict(specs)
         self.tools: dict[str, Any] = dict(tools or {})
+        self._locked: dict[str, tuple[Any, Any]] = {}  # name -> (the user's tool, locked copy)
         self.locator = TaskLocator(
             scope=self.options.scope,
             task_extractor=self.options.task_extractor,
@@ -127,6 +145,73 @@ class InferActGuard:
             if spec is not None and name not in self.specs:
                 self.specs[name] = spec
 
+    # ------------------------------------------------------------------ the lock
+    def permit(
+        self, state: Any, call: Mapping[str, Any]
+    ) -> tuple[Authorization | None, str | None]:
+        """``(authorization, None)`` for a critical call that may run now, else ``(None, why)``.
+
+        The authorization is issued from the bound, approving record and is refused when its
+        binding was used already (:mod:`~inferact_langgraph.guard.authorization`).
+        """
+        record, reason = authorize(state, call, key=self.options.key)
+        if record is None:
+            return None, reason
+        auth = issue(record)
+        return (None, USED) if LEDGER.is_used(auth) else (auth, None)
+
+    async def apermit(
+        self, state: Any, call: Mapping[str, Any]
+    ) -> tuple[Authorization | None, str | None]:
+        """Async :meth:`permit` (the store is read asynchronously)."""
+        record, reason = authorize(state, call, key=self.options.key)
+        if record is None:
+            return None, reason
+        auth = issue(record)
+        return (None, USED) if await LEDGER.ais_used(auth) else (auth, None)
+
+    def exempt(self, call: Mapping[str, Any], tool: Any) -> Authorization | None:
+        """An authorization for a locked tool's call that the guard's own spec does not check.
+
+        ``critical={"buy_now": CriticalSpec(when=...)}`` overrides a ``@critical`` mark: a
+        call its ``when`` leaves out runs as a plain call, once, like any other.
+        """
+        if not is_locked(tool) or self.critic_step.is_critical(call, tool):
+            return None
+        return Authorization(
+            thread=current_thread(),
+            ai_message_id=None,
+            index=None,
+            tool=str(call.get("name")),
+            args_sha256=args_digest(call.get("args")),
+            tool_call_id=call.get("id"),
+            decided_by="policy",
+            single_use=False,
+        )
+
+    def locked(self, tool: Any) -> Any:
+        """``tool``, locked (a copy, once per tool) when only ``critical=[...]`` names it."""
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str):
+            return tool
+        spec = self.specs.get(name)
+        if spec is None or is_locked(tool):
+            return tool
+        cached = self._locked.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = (tool, locked_copy(tool, spec.applies))
+            self._locked[name] = cached
+        return cached[1]
+
+    def locked_tool_node(self, node: Any) -> Any:
+        """A ``ToolNode`` like ``node`` whose critical tools are all locked (``node`` if so)."""
+        tools = list(node.tools_by_name.values())
+        locked = [self.locked(t) for t in tools]
+        if all(a is b for a, b in zip(tools, locked, strict=True)):
+            return node
+        return tool_node_with_tools(node, locked)
+
+    # ------------------------------------------------------------------ the review
     def review(self, state: Any, *, only: str | None = None) -> ReviewOutcome:
         """Ask a human about the doubtful critical calls (sync), once; return the outcome."""
         steps = self.protocol.steps(state, only)

@@ -44,7 +44,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -55,7 +55,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Send
 from typing_extensions import TypedDict, Unpack, is_typeddict
 
-from inferact_langgraph.errors import UnsupportedGraphError
+from inferact_langgraph.errors import UnauthorizedCriticalCall, UnsupportedGraphError
 from inferact_langgraph.guard._compat import (
     add_schema,
     attach_guard,
@@ -67,9 +67,10 @@ from inferact_langgraph.guard._compat import (
     untraced,
 )
 from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
+from inferact_langgraph.guard.authorization import is_locked, permitted
 from inferact_langgraph.guard.binding import authorize
 from inferact_langgraph.guard.core import InferActGuard
-from inferact_langgraph.guard.marks import resolve_critical_tools
+from inferact_langgraph.guard.marks import critical_spec, resolve_critical_tools
 from inferact_langgraph.guard.memory import (
     memory_message,
     memory_text,
@@ -190,6 +191,8 @@ def _route_after_gate(guard: InferActGuard, tools: str, actor: str) -> Callable[
             return MEMORY_NODE
         if where == "review":  # an edit the critic still doubts: a new review, a new interrupt
             return GATE_NODE
+        if guard.critic_step.needs_check(state):  # a record that binds nothing here: check afresh
+            return CRITIC_NODE
         view = StateView.read(state)
         sends = []
         for _index, call in view.pending:
@@ -242,38 +245,53 @@ def _guarded_tool_node(guard: InferActGuard, tool_node: ToolNode) -> Any:
     (:func:`~inferact_langgraph.guard.provenance.mark_tool_output`): it is never the user's request.
     """
     key = tool_node_messages_key(tool_node)
-
-    def refused(request: Any) -> Any:
-        """The answer that replaces a critical call without a bound approval, else None."""
-        call = request.tool_call
-        if not guard.critic_step.is_critical(call, request.tool):
-            return None
-        _, reason = authorize(request.state, call, key=guard.options.key)
-        return None if reason is None else guard.protocol.refusal(call, reason)
+    user_node = tool_node
+    tool_node = guard.locked_tool_node(tool_node)  # tools named in critical=[...] locked too
 
     def enforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
-        answer = refused(request)
-        if answer is not None:
-            return answer
-        return _as_answers(tool_node.invoke([request.tool_call], request.runtime.config))
+        call = request.tool_call
+        auth = None
+        if guard.critic_step.is_critical(call, request.tool):
+            auth, reason = guard.permit(request.state, call)
+            if reason is not None:
+                return guard.protocol.refusal(call, reason)
+        else:
+            auth = guard.exempt(call, request.tool)
+        try:
+            with permitted(auth):  # the tool itself consumes it, once
+                return _as_answers(tool_node.invoke([call], request.runtime.config))
+        except UnauthorizedCriticalCall as exc:
+            return guard.protocol.refusal(call, exc.reason)
 
     async def aenforce(request: Any, _execute: Callable[[Any], Any]) -> Any:
-        answer = refused(request)
-        if answer is not None:
-            return answer
-        return _as_answers(await tool_node.ainvoke([request.tool_call], request.runtime.config))
+        call = request.tool_call
+        auth = None
+        if guard.critic_step.is_critical(call, request.tool):
+            auth, reason = await guard.apermit(request.state, call)
+            if reason is not None:
+                return guard.protocol.refusal(call, reason)
+        else:
+            auth = guard.exempt(call, request.tool)
+        try:
+            with permitted(auth):
+                return _as_answers(await tool_node.ainvoke([call], request.runtime.config))
+        except UnauthorizedCriticalCall as exc:
+            return guard.protocol.refusal(call, exc.reason)
 
     checker = ToolNode(
-        list(tool_node.tools_by_name.values()),
-        name=tool_node.name or "tools",
+        list(user_node.tools_by_name.values()),
+        name=user_node.name or "tools",
         handle_tool_errors=False,  # the user's tool node handles errors as it always did
         wrap_tool_call=enforce,
         awrap_tool_call=aenforce,
     )
 
+    locked = {name for name, tool in tool_node.tools_by_name.items() if is_locked(tool)}
+
     def needs_check(node_input: Any) -> list[ToolCall] | None:
         calls = _calls_of(node_input)
-        return calls if any(guard.critic_step.is_critical(c) for c in calls) else None
+        enforced = any(guard.critic_step.is_critical(c) or c.get("name") in locked for c in calls)
+        return calls if enforced else None
 
     def run(node_input: Any, config: RunnableConfig) -> Any:
         calls = needs_check(node_input)
@@ -317,6 +335,35 @@ def _actor_with_memory(actor: Any) -> Any:
         return without_memory_messages(await actor.ainvoke(given, config))
 
     return untraced(run, arun, getattr(actor, "name", None) or "actor")
+
+
+def _critical_tool_nodes(builder: StateGraph[Any], guard: InferActGuard, tools: str) -> list[str]:
+    """The ToolNodes holding a critical tool (``tools`` always), each reading ``messages``.
+
+    Raises:
+        UnsupportedGraphError: Such a node reads its calls from another state key: the
+            guard reads ``state["messages"]``, so it would never see those calls.
+    """
+    found = []
+    for name, spec in builder.nodes.items():
+        node = spec.runnable
+        if not isinstance(node, ToolNode):
+            continue
+        holds = [
+            t for t, tool in node.tools_by_name.items() if t in guard.specs or critical_spec(tool)
+        ]
+        if name != tools and not holds:
+            continue
+        key = tool_node_messages_key(node)
+        if key != "messages":
+            raise UnsupportedGraphError(
+                f"the ToolNode {name!r} reads its tool calls from state[{key!r}]; with_inferact "
+                "reads the calls it checks from state['messages'], so it cannot guard that node "
+                f"(its critical tools {holds} would refuse every call). Use "
+                "messages_key='messages', or InferActMiddleware in a create_agent agent"
+            )
+        found.append(name)
+    return found
 
 
 def _command_routes(builder: StateGraph[Any], tools: str) -> list[str]:
@@ -422,8 +469,19 @@ def with_inferact(
         tools=available,
     )
 
+    guarded_nodes = _critical_tool_nodes(builder, guard, tools_name)
     new = copy_builder(builder)
     schema = _guard_schema(builder.state_schema)
+    # Every other ToolNode holding a critical tool refuses its calls without an authorization
+    # too (no critic route leads there, so it never has one to give).
+    for other in guarded_nodes:
+        if other != tools_name:
+            replace_node(
+                new,
+                other,
+                runnable=_guarded_tool_node(guard, cast(ToolNode, builder.nodes[other].runnable)),
+                input_schema=schema,
+            )
 
     # Every route into the tool node passes the critic first when it carries a critical call.
     for branches in new.branches.values():
@@ -486,7 +544,7 @@ def with_inferact(
     new.add_conditional_edges(
         GATE_NODE,
         _route_after_gate(guard, tools_name, actor),
-        [tools_name, actor, MEMORY_NODE, GATE_NODE, END],
+        [tools_name, actor, MEMORY_NODE, GATE_NODE, CRITIC_NODE, END],
     )
     compiled = new.compile(checkpointer=checkpointer, store=store, name=name or "inferact")
     attach_guard(compiled, guard)

@@ -108,6 +108,11 @@ def critical(
     Works above ``@tool`` (marks that tool) and on a plain function (makes it a tool first).
     Used bare (``@critical``) or with options (``@critical(risk="high")``).
 
+    The mark is a lock: wherever the tool is run from, it runs only with a verdict or an
+    approval for that exact call from a guarded graph, once; otherwise it raises
+    :class:`~inferact_langgraph.errors.UnauthorizedCriticalCall`. To run it on purpose
+    outside a guard (a test, a script), use :func:`~inferact_langgraph.allow_critical_calls`.
+
     Args:
         tool: The tool or function (when used bare).
         risk: ``"low"``, ``"medium"``, ``"high"``, or a function of the arguments.
@@ -132,6 +137,10 @@ def critical(
         marked.metadata = {**(marked.metadata or {}), "inferact_critical": True}
         if static_risk:
             marked.metadata["inferact_risk"] = static_risk
+        # The mark is the lock: the tool itself refuses to run without an authorization.
+        from inferact_langgraph.guard.authorization import lock_tool
+
+        lock_tool(marked, spec.applies)
         return marked
 
     if tool is not None:

@@ -47,8 +47,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 from typing_extensions import Unpack
 
+from inferact_langgraph.errors import ResumeError, ToolTaskResumeError, UnauthorizedCriticalCall
 from inferact_langgraph.guard.arguments import GuardArguments, critic_from, options_from
-from inferact_langgraph.guard.binding import authorize, with_unique_call_ids
+from inferact_langgraph.guard.authorization import issue, permitted
+from inferact_langgraph.guard.binding import is_approved, with_unique_call_ids
 from inferact_langgraph.guard.core import InferActGuard, run_config
 from inferact_langgraph.guard.marks import resolve_critical_tools
 from inferact_langgraph.guard.memory import memory_text, system_message_with
@@ -237,21 +239,53 @@ class InferActMiddleware(AgentMiddleware):
         return self._finish(update)
 
     # ------------------------------------------------------------------ the enforcement point
-    def _decide(self, request: Any) -> tuple[str, Any]:
-        """``("run", request)``, ``("review", None)`` or ``("refuse", answer)``."""
+    def _decide(self, request: Any, permit: Any = None) -> tuple[str, Any, Any]:
+        """What to do with a tool call: run it (with its authorization), review it, refuse it.
+
+        Returns ``("run", request, authorization)``, ``("review", None, None)`` or
+        ``("refuse", answer, None)``; ``permit`` is the guard's ``apermit`` answer, when awaited.
+        """
         call = request.tool_call
         if not self.guard.critic_step.is_critical(call, request.tool):
-            return "run", request
+            return "run", request, self.guard.exempt(call, request.tool)
         tools = getattr(getattr(request, "runtime", None), "tools", None)
         if tools and not self.guard.tools:  # a resuming process learns them here
             self.guard.learn_tools(tools)
         state = request.state or {}
-        _, reason = authorize(state, call, key=self.guard.options.key)
+        auth, reason = permit or self.guard.permit(state, call)
         if reason is None:
-            return "run", request
+            return "run", self._locked(request), auth
         if any(self.guard.protocol.to_review(state, only=call.get("id"))):
-            return "review", None  # bound to this call and doubted: the human decides here
-        return "refuse", self.guard.protocol.refusal(call, reason)
+            return "review", None, None  # bound to this call and doubted: the human decides here
+        return "refuse", self.guard.protocol.refusal(call, reason), None
+
+    def _locked(self, request: Any) -> Any:
+        """The request with its tool locked, when only ``critical=[...]`` names it."""
+        tool = self.guard.locked(request.tool)
+        return request if tool is request.tool else request.override(tool=tool)
+
+    def _run(self, request: Any, target: Any, auth: Any, handler: Callable[[Any], Any]) -> Any:
+        """Run the tool with its authorization; a refusal by the tool itself is answered."""
+        try:
+            with permitted(auth):  # the tool itself consumes it, once
+                return mark_tool_output(handler(target))
+        except UnauthorizedCriticalCall as exc:
+            return self.guard.protocol.refusal(request.tool_call, exc.reason)
+
+    async def _arun(
+        self, request: Any, target: Any, auth: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        try:
+            with permitted(auth):
+                return mark_tool_output(await handler(target))
+        except UnauthorizedCriticalCall as exc:
+            return self.guard.protocol.refusal(request.tool_call, exc.reason)
+
+    @staticmethod
+    def _issued(outcome: Any, call_id: str) -> Any:
+        """The authorization a review's approval gives the call (``None`` without one)."""
+        record = outcome.checks.get(call_id)
+        return issue(record) if is_approved(record) else None
 
     def _outcome(
         self, request: Any, outcome: Any, update: dict[str, Any]
@@ -297,45 +331,66 @@ class InferActMiddleware(AgentMiddleware):
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Run the tool only with a bound verdict or approval; review bound doubts here."""
-        verdict, target = self._decide(request)
+        verdict, target, auth = self._decide(request)
         if verdict == "run":
+            if auth is not None:
+                return self._run(request, target, auth, handler)
             # Every tool's Command (critical or not): its human messages leave marked as the
             # tool's, so none of them is ever taken as the user's request (requests.is_request).
             return mark_tool_output(handler(target))
         if verdict == "refuse":
             return target
-        outcome = self.guard.review(request.state, only=request.tool_call["id"])
+        try:
+            outcome = self.guard.review(request.state, only=request.tool_call["id"])
+        except ResumeError as exc:
+            raise _past_retries(exc) from None
         store = getattr(request.runtime, "store", None)
         update = self.guard.finish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
-        return self._command(mark_tool_output(handler(target)), update)
+        auth = self._issued(outcome, request.tool_call["id"])
+        return self._command(self._run(request, self._locked(target), auth, handler), update)
 
     def awrap_tool_call(  # type: ignore[override]
         self, request: Any, handler: Callable[[Any], Awaitable[Any]]
     ) -> Awaitable[Any]:
         """Async :meth:`wrap_tool_call`; returns the awaitable (see :meth:`awrap_model_call`)."""
-        verdict, target = self._decide(request)
+        if self.guard.critic_step.is_critical(request.tool_call, request.tool):
+            return self._acritical_tool_call(request, handler)
+        if (auth := self.guard.exempt(request.tool_call, request.tool)) is not None:
+            return self._arun(request, request, auth, handler)
+        # A plain coroutine around the tool's awaitable (no thread hop, see above): any
+        # tool may return a Command, whatever its annotation says, so every result is
+        # looked at once (an isinstance test when it is no Command).
+        return _marked(handler(request))
+
+    async def _acritical_tool_call(
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        permit = await self.guard.apermit(request.state or {}, request.tool_call)
+        verdict, target, auth = self._decide(request, permit)
         if verdict == "run":
-            # A plain coroutine around the tool's awaitable (no thread hop, see above): any
-            # tool may return a Command, whatever its annotation says, so every result is
-            # looked at once (an isinstance test when it is no Command).
-            return _marked(handler(target))
+            return await self._arun(request, target, auth, handler)
         if verdict == "refuse":
-            return _ready(target)
-        return self._areview_tool_call(request, handler)
+            return target
+        return await self._areview_tool_call(request, handler)
 
     async def _areview_tool_call(
         self, request: Any, handler: Callable[[Any], Awaitable[Any]]
     ) -> Any:
-        outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
+        try:
+            outcome = await self.guard.areview(request.state, only=request.tool_call["id"])
+        except ResumeError as exc:
+            raise _past_retries(exc) from None
         store = getattr(request.runtime, "store", None)
         update = await self.guard.afinish_review(outcome, store, run_config(), request.state)
         target, update = self._outcome(request, outcome, update)
         if isinstance(target, ToolMessage):
             return self._command(target, update)
-        return self._command(mark_tool_output(await handler(target)), update)
+        auth = self._issued(outcome, request.tool_call["id"])
+        result = await self._arun(request, self._locked(target), auth, handler)
+        return self._command(result, update)
 
 
 # Off-path cost: langsmith's ``traceable``, which create_agent wraps around every wrap hook,
@@ -354,6 +409,18 @@ class _ToolCallReview(InferActMiddleware):
     aafter_model = AgentMiddleware.aafter_model
 
 
+def _past_retries(exc: ResumeError) -> ResumeError:
+    """``exc`` as a :class:`~inferact_langgraph.errors.ToolTaskResumeError`.
+
+    That error passes retrying tool-call wrappers (``ToolRetryMiddleware``), so the caller gets
+    it and the review stays pending instead of being asked again.
+    """
+    error = ToolTaskResumeError.__new__(ToolTaskResumeError)
+    error.__dict__.update(exc.__dict__)
+    error.args = exc.args
+    return error
+
+
 def _with_memory(request: ModelRequest) -> ModelRequest:
     """The model request with this user's earlier feedback added to its system message.
 
@@ -369,11 +436,6 @@ def _with_memory(request: ModelRequest) -> ModelRequest:
 async def _marked(result: Awaitable[Any]) -> Any:
     """The tool's result, its Commands' human messages marked as the tool's."""
     return mark_tool_output(await result)
-
-
-async def _ready(value: Any) -> Any:
-    """An awaitable of ``value`` (for the async hooks, which return awaitables)."""
-    return value
 
 
 def _extend(response: Any, update: dict[str, Any]) -> Any:

@@ -73,13 +73,17 @@ class CheckRecord(TypedDict, total=False):
     """Why the critic could not judge the call (then ``flagged`` is True: fail closed)."""
     decision: CheckDecision
     """Set once decided (by a human, or by the ``on_critic_error`` policy)."""
+    decided_by: DecidedBy
+    """Who set ``decision`` (a human, the policy, the user by moving on)."""
     edited_action: dict[str, Any]
     checked_at: float
+    thread: str | None
+    """The thread the record was written in; it binds nothing in another thread."""
     spot_check: dict[str, Any]
     """For a call the critic passed, with ``spot_check=`` on: the draw that decided whether a
     human checks it anyway (:class:`~inferact_langgraph.labels.SpotCheckMark`)."""
     signature: str
-    """HMAC-SHA256 of the binding and the decision, when records are signed
+    """HMAC-SHA256 of every other field, when records are signed
     (:func:`~inferact_langgraph.guard.binding.sign_record`)."""
 
 
@@ -184,9 +188,9 @@ CheckDecision = Literal["approve", "reject", "respond"]
 """What was decided about a critical call (an edit is approved or reviewed again)."""
 
 
-def decided(record: CheckRecord, decision: CheckDecision) -> CheckRecord:
-    """A copy of ``record`` carrying ``decision`` (the original is left as it was)."""
-    return {**record, "decision": decision}
+def decided(record: CheckRecord, decision: CheckDecision, decided_by: DecidedBy) -> CheckRecord:
+    """A copy of ``record`` carrying ``decision`` and who made it (the original is unchanged)."""
+    return {**record, "decision": decision, "decided_by": decided_by}
 
 
 def evidence(record: Mapping[str, Any]) -> dict[str, Any]:

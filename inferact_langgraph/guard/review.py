@@ -195,7 +195,7 @@ class ReviewOutcome:
         feedback: str | None = None,
     ) -> None:
         """Keep a decision about the call of ``record``: in its record and in the audit."""
-        self.checks[record["tool_call_id"]] = decided(record, decision)
+        self.checks[record["tool_call_id"]] = decided(record, decision, decided_by)
         self.audit.append(
             audit_entry(record, decision=decision, decided_by=decided_by, feedback=feedback)
         )
@@ -569,6 +569,7 @@ class ReviewProtocol:
                     "args": dict(new_call["args"]),
                     "args_sha256": args_digest(new_call["args"]),
                     "decision": "approve",
+                    "decided_by": "human",
                     "edited_action": edited,
                 }
                 return None

@@ -42,6 +42,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from starlette.applications import Starlette
@@ -305,6 +306,25 @@ def _outcome(
     }
 
 
+def _cross_site(request: Request) -> Response | None:
+    """A refusal for a POST a page of another site could have sent, else ``None``.
+
+    A cross-site form or ``fetch`` without a CORS preflight can only send a "simple" content
+    type (``text/plain; charset=application/json`` included), so the media type must be
+    exactly ``application/json``; and a browser names the page's origin, which must be this
+    host's.
+    """
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        return _error(415, "send the decisions as JSON (Content-Type: application/json)")
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        return _error(403, f"a page of another origin ({origin}) cannot send decisions here")
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return _error(403, "a page of another site cannot send decisions here")
+    return None
+
+
 def _answered_elsewhere(
     thread: Mapping[str, Any], call_ids: Sequence[Any], thread_status: Any
 ) -> JSONResponse:
@@ -404,8 +424,8 @@ def create_app(
 
     async def decide(request: Request, client: Any) -> Response:
         thread_id = request.path_params["thread_id"]
-        if "application/json" not in request.headers.get("content-type", ""):
-            return _error(415, "send the decisions as JSON (Content-Type: application/json)")
+        if refused := _cross_site(request):
+            return refused
         try:
             body = await request.json()
         except ValueError:
