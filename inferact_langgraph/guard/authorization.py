@@ -189,14 +189,17 @@ class ConsumptionLedger:
         with self._lock:
             return dict(self._used.get(f"{auth.scope}:{auth.binding}") or {})
 
+    def _used_in_process(self, auth: Authorization) -> bool:
+        with self._lock:
+            return f"{auth.scope}:{auth.binding}" in self._used
+
     def is_used(self, auth: Authorization) -> bool:
         """Whether ``auth``'s binding was used (in the process or in its store).
 
         A store that cannot be read counts as "used": a failure never lets a call run.
         """
-        with self._lock:
-            if f"{auth.scope}:{auth.binding}" in self._used:
-                return True
+        if self._used_in_process(auth):
+            return True
         if auth.store is None:
             return False
         try:
@@ -207,9 +210,8 @@ class ConsumptionLedger:
 
     async def ais_used(self, auth: Authorization) -> bool:
         """Async :meth:`is_used`."""
-        with self._lock:
-            if f"{auth.scope}:{auth.binding}" in self._used:
-                return True
+        if self._used_in_process(auth):
+            return True
         if auth.store is None:
             return False
         try:
@@ -218,18 +220,27 @@ class ConsumptionLedger:
             logger.exception("InferAct: cannot read the used authorizations from the store")
             return True
 
+    def _decided_in_process(self, auth: Authorization) -> bool | None:
+        """Whether ``auth`` may be used, when the process alone decides; None: ask the store.
+
+        A reusable authorization is always usable; a single-use one is reserved atomically here
+        (False when it was reserved before); without a store the reservation decides.
+        """
+        if not auth.single_use:
+            return True
+        if not self._reserve(auth):
+            return False
+        return True if auth.store is None else None
+
     def consume(self, auth: Authorization) -> bool:
         """Use ``auth`` once: True the first time, False ever after (or if the store fails).
 
         Atomic in the process. The store is read here and written by :meth:`settle` when the
         tool has returned (see the module's limits).
         """
-        if not auth.single_use:
-            return True
-        if not self._reserve(auth):
-            return False
-        if auth.store is None:
-            return True
+        decided = self._decided_in_process(auth)
+        if decided is not None:
+            return decided
         try:
             return auth.store.get(STORE_NAMESPACE, auth.binding) is None
         except Exception:  # fail closed: the reservation stays
@@ -238,12 +249,9 @@ class ConsumptionLedger:
 
     async def aconsume(self, auth: Authorization) -> bool:
         """Async :meth:`consume`."""
-        if not auth.single_use:
-            return True
-        if not self._reserve(auth):
-            return False
-        if auth.store is None:
-            return True
+        decided = self._decided_in_process(auth)
+        if decided is not None:
+            return decided
         try:
             return await auth.store.aget(STORE_NAMESPACE, auth.binding) is None
         except Exception:  # fail closed: the reservation stays
