@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
+from conftest import ROOT, TEST_DATA
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import StructuredTool, ToolException
@@ -216,3 +216,13 @@ def test_a_new_request_after_a_finished_one_is_judged_alone_and_a_repeat_is_flag
     assert "__interrupt__" in out and sent == [("send_email", {"to": "dana"})]
     (request,) = out["__interrupt__"][0].value["action_requests"]
     assert request["inferact"]["task"] == "now transfer 500 dollars to Bob"  # shown to the human
+
+
+def test_the_quality_page_states_the_replayed_counts(judged):
+    """docs/quality.md's table of which request the calls were judged against is this replay."""
+    lone = sum(task == said[-1] and len(said) > 1 for _t, task, _c, said, _m in judged)
+    whole = sum("\n".join(said).startswith(task) for _t, task, _c, said, _m in judged)
+    page = " ".join((ROOT / "docs" / "quality.md").read_text().split())
+    assert f"| judged against the newest message alone | 115 / 123 | {lone} / 123 |" in page
+    assert f"| judged against every customer message so far | 8 / 123 | {whole} / 123 |" in page
+    assert f"since a finished action | — | {len(judged) - whole} / 123 |" in page
