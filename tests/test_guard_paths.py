@@ -23,15 +23,14 @@ from guard_helpers import (
     call,
     delete_account,
     search,
-    view_item,
 )
-from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
+from shop_paths_support import audit, bought, cfg, clear_ledger, guarded  # noqa: F401 (autouse)
 
 from inferact_langgraph import InferActMiddleware, ResumeError, UnsupportedGraphError, with_inferact
 from inferact_langgraph.critics.base import Critic, Usage, Verdict
@@ -40,39 +39,6 @@ from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 TASK = "I need 66x66 inch blackout shades under $90"
 WRAPPED, MIDDLEWARE = WRAPPED_KINDS, MIDDLEWARE_KINDS
 
-
-@pytest.fixture(autouse=True)
-def _clear_ledger():
-    LEDGER.clear()
-    yield
-    LEDGER.clear()
-
-
-def guarded(kind: str, actor: Any, critic: Any, *, tools: list | None = None, **options: Any):
-    tools = tools or [search, buy_now, view_item]
-    if kind in MIDDLEWARE:
-        review_in = "tool_call" if kind == "middleware_tool_call" else "after_model"
-        return create_agent(
-            actor,
-            tools,
-            checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(critic=critic, review_in=review_in, **options)],
-        )
-    return with_inferact(
-        build_graph(kind, actor, tools), critic=critic, checkpointer=InMemorySaver(), **options
-    )
-
-
-def cfg(thread: str = "t") -> dict:
-    return {"configurable": {"thread_id": thread}}
-
-
-def bought() -> list[dict]:
-    return [e for e in LEDGER if "asin" in e]
-
-
-def audit(graph: Any, thread: str = "t") -> list[dict]:
-    return graph.get_state(cfg(thread)).values.get("inferact_audit") or []
 
 
 def tool_answers(messages: list, name: str = "buy_now") -> list[ToolMessage]:

@@ -12,7 +12,16 @@ import contextlib
 from typing import Annotated, Any
 
 import pytest
-from guard_helpers import LEDGER, build_graph, buy_now, call, search, view_item
+from guard_helpers import (
+    KINDS,
+    LEDGER,
+    MIDDLEWARE_KINDS,
+    WRAPPED_KINDS,
+    build_graph,
+    buy_now,
+    call,
+    search,
+)
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
@@ -22,6 +31,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command, Send
+from shop_paths_support import audit, bought, cfg, clear_ledger, guarded  # noqa: F401 (autouse)
 from typing_extensions import TypedDict
 
 from inferact_langgraph import (
@@ -38,44 +48,8 @@ from inferact_langgraph.guard.authorization import LEDGER as USED
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 TASK = "I need 66x66 inch blackout shades under $90"
-WRAPPED = ["builder", "react_agent", "create_agent"]
-MIDDLEWARE = ["middleware", "middleware_tool_call"]
-KINDS = WRAPPED + MIDDLEWARE
+WRAPPED, MIDDLEWARE = WRAPPED_KINDS, MIDDLEWARE_KINDS
 KEY = "a signing key of at least sixteen characters"
-
-
-@pytest.fixture(autouse=True)
-def _clear_ledger():
-    LEDGER.clear()
-    yield
-    LEDGER.clear()
-
-
-def guarded(kind: str, actor: Any, critic: Any, *, tools: list | None = None, **options: Any):
-    tools = tools or [search, buy_now, view_item]
-    if kind in MIDDLEWARE:
-        review_in = "tool_call" if kind == "middleware_tool_call" else "after_model"
-        return create_agent(
-            actor,
-            tools,
-            checkpointer=InMemorySaver(),
-            middleware=[InferActMiddleware(critic=critic, review_in=review_in, **options)],
-        )
-    return with_inferact(
-        build_graph(kind, actor, tools), critic=critic, checkpointer=InMemorySaver(), **options
-    )
-
-
-def cfg(thread: str = "t") -> dict:
-    return {"configurable": {"thread_id": thread}}
-
-
-def bought() -> list[dict]:
-    return [e for e in LEDGER if "asin" in e]
-
-
-def audit(graph: Any, thread: str = "t") -> list[dict]:
-    return graph.get_state(cfg(thread)).values.get("inferact_audit") or []
 
 
 async def run(graph: Any, value: Any, config: dict, mode: str) -> dict:
