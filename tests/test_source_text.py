@@ -3,8 +3,8 @@ tests import what the package exports from where it exports it.
 
 A citation of an issue by its number (the word issue and a number, an item number, "#42") or a
 test named after a list position (``test_3_...``) points at a tracker a reader of the code may
-not have; the history belongs in the commit messages. This scans every Python file of the library, the tests, the
-example graphs and the benchmarks.
+not have; the history belongs in the commit messages. This scans every Python file of the
+library, the tests, the example graphs and the benchmarks.
 """
 
 from __future__ import annotations
