@@ -6,30 +6,7 @@ Example:
     True
 """
 
-from inferact_langgraph.examples.registry import (
-    ENVIRONMENTS,
-    MODEL_VARIABLES,
-    ORACLE_LABEL,
-    SYSTEM_PROMPTS,
-    build_env_graph,
-    graph_builder,
-    make_env,
-    make_scripted_actor,
-    models_from_environment,
-    oracle_critic_model,
-    oracle_feedback,
-)
+from inferact_langgraph.examples import registry
+from inferact_langgraph.examples.registry import *  # noqa: F403 (the alias re-exports all of it)
 
-__all__ = [
-    "ENVIRONMENTS",
-    "MODEL_VARIABLES",
-    "ORACLE_LABEL",
-    "SYSTEM_PROMPTS",
-    "build_env_graph",
-    "graph_builder",
-    "make_env",
-    "make_scripted_actor",
-    "models_from_environment",
-    "oracle_critic_model",
-    "oracle_feedback",
-]
+__all__ = list(registry.__all__)
