@@ -70,6 +70,19 @@ def last_calls(graph: Any, thread: str = "t") -> list[dict]:
     raise AssertionError("no tool call in the thread")
 
 
+def resend_without_its_answer(graph: Any) -> Command:
+    """A caller's ``Command`` that removes the answer of the approved call and sends it again."""
+    (approved,) = last_calls(graph)
+    (answer,) = [
+        m
+        for m in graph.get_state(cfg()).values["messages"]
+        if isinstance(m, ToolMessage) and m.tool_call_id == approved["id"]
+    ]
+    return Command(
+        goto=[Send("tools", [approved])], update={"messages": [RemoveMessage(answer.id)]}
+    )
+
+
 # ---------------------------------------------------------------------------- the lock itself
 def test_a_critical_tool_refuses_a_plain_invoke_and_runs_on_purpose_when_allowed():
     with pytest.raises(UnauthorizedCriticalCall) as refused:
@@ -121,15 +134,7 @@ def test_a_tool_named_in_critical_is_locked_in_the_guarded_graph_only(kind):
     )
     graph.invoke({"messages": [("user", "close bob's account")]}, cfg())
     assert LEDGER == [{"closed": "bob"}]
-    (approved,) = last_calls(graph)
-    (answer,) = [
-        m
-        for m in graph.get_state(cfg()).values["messages"]
-        if isinstance(m, ToolMessage) and m.tool_call_id == approved["id"]
-    ]
-    resend = Command(
-        goto=[Send("tools", [approved])], update={"messages": [RemoveMessage(answer.id)]}
-    )
+    resend = resend_without_its_answer(graph)
     with contextlib.suppress(UnauthorizedCriticalCall):
         graph.invoke(resend, cfg())  # the locked copy runs once per approval
     assert LEDGER == [{"closed": "bob"}]
@@ -335,15 +340,7 @@ async def test_removing_the_answer_and_sending_the_call_again_does_not_run_it_ag
     graph = guarded(kind, actor, ScriptedCritic(scores=[0.9]), **options)
     await run(graph, {"messages": [("user", TASK)]}, cfg(), mode)
     assert bought() == [{"asin": "B02", "price": 40.0}]
-    (approved,) = last_calls(graph)
-    (answer,) = [
-        m
-        for m in graph.get_state(cfg()).values["messages"]
-        if isinstance(m, ToolMessage) and m.tool_call_id == approved["id"]
-    ]
-    resend = Command(
-        goto=[Send("tools", [approved])], update={"messages": [RemoveMessage(answer.id)]}
-    )
+    resend = resend_without_its_answer(graph)
     with contextlib.suppress(UnauthorizedCriticalCall):
         await run(graph, resend, cfg(), mode)
     assert bought() == [{"asin": "B02", "price": 40.0}]
