@@ -248,6 +248,7 @@ def main() -> None:
     results = {preset: replay(preset) for preset in SOURCES}
     if args.fit:
         write_shipped(results)
+        default_calibration.cache_clear()  # the tables use the files just written
     tables = render(results)
     if args.print:
         print(tables)

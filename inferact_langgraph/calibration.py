@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
 import math
@@ -259,6 +260,7 @@ def load_calibration(
     )
 
 
+@functools.cache  # read once per process: every critic built on that preset shares it
 def default_calibration(critic: str, preset: str) -> Calibration | None:
     """The calibration shipped for a critic and a preset, fitted on a capable model's answers.
 
