@@ -209,7 +209,8 @@ class Critic(ABC):
             Task Verification, standard and multi-step evaluation) show them and count an
             action that breaks one as not on track; Task Inference never sees them
             (:mod:`inferact_langgraph.prompts.rules`). The shipped calibrations were fitted
-            without rules: fit your own (``inferact eval --rules``) when you give them.
+            without rules; with rules, ``"default"`` is the one fitted with the airline's
+            policy as the rules, where shipped (docs/quality.md), else none.
 
     Raises:
         ValueError: A threshold outside [0, 1], a time-out that is not a positive number of
@@ -267,7 +268,7 @@ class Critic(ABC):
         )
 
         self.calibration = (
-            default_calibration(self.name, self.preset_config.name)
+            default_calibration(self.name, self.preset_config.name, with_rules=rules is not None)
             if isinstance(calibration, str) and calibration == DEFAULT
             else load_calibration(calibration)
         )
