@@ -261,7 +261,9 @@ def load_calibration(
 
 
 @functools.cache  # read once per process: every critic built on that preset shares it
-def default_calibration(critic: str, preset: str, *, with_rules: bool = False) -> Calibration | None:
+def default_calibration(
+    critic: str, preset: str, *, with_rules: bool = False
+) -> Calibration | None:
     """The calibration shipped for a critic and a preset, fitted on a capable model's answers.
 
     ``inferact`` and ``standard`` ship one for the ``generic`` preset (fitted on the tau-bench
