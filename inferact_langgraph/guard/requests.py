@@ -13,8 +13,20 @@ agent did not ask the user anything (its last reply is not a question, other tha
 So "email the Q3 numbers to Dana", answered "Sent.", then
 "now transfer 500 dollars to Bob" are two requests: the transfer is judged against itself, on
 its own actions, and an e-mail sent again is judged against the transfer. While the agent is
-still asking (which flight? shall I proceed?) the user's answers continue the request. The
-rule is deterministic and costs nothing: no model call decides where a request begins.
+still asking (which flight? shall I proceed?) the user's answers continue the request.
+
+The rule is deterministic and free, but it cannot read meaning: "could you adjust the payment
+method?" right after a booking ran looks like a new request to it. Its starts after the first
+request are therefore only *candidates* (:func:`candidate_starts`): in the critic step, before
+the calls are judged, the request-boundary judge
+(:class:`~inferact_langgraph.guard.boundaries.BoundaryJudge`) asks the guard's chat model, once
+per candidate user message, whether it begins a new request or continues, revises or returns
+to an earlier one. It sees the user's messages, grouped by request, and the critical actions
+that ran (name and arguments), never a tool's output or the agent's prose. Its decisions are
+kept in state by message id (``inferact_boundaries``) and every reader of the state (later
+checks, the review, the memory) applies them: a ``CONTINUES`` merges the candidate into the
+request before it, and nothing else moves a start (the judge can merge, never split). A failed
+judgement keeps the rule's start. ``request_boundaries="rules"`` turns the judge off.
 
 ``scope="thread"`` judges every call against all the user's requests, listed in order, on every
 action of the thread. A ``task_extractor`` (``state -> str``) replaces the task text in either
