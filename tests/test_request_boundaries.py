@@ -416,3 +416,13 @@ def test_a_bad_request_boundaries_value_is_refused_where_it_is_given(bad):
             checkpointer=InMemorySaver(),
             request_boundaries=bad,
         )
+
+
+def test_a_judge_error_keeps_no_credential_in_the_state_or_the_log(caplog):
+    key = "sk-live-abcdefgh12345678"
+    failing = _judge(RuntimeError(f"401: bad key {key}"))
+    judge = BoundaryJudge(model=failing, critical_tools={"book"})
+    with caplog.at_level(logging.WARNING, logger="inferact_langgraph"):
+        decisions = judge.decide(_one_candidate_view())
+    assert key not in decisions["h2"]["reason"] and "***" in decisions["h2"]["reason"]
+    assert key not in caplog.text

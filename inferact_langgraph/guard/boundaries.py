@@ -61,6 +61,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
+from inferact_langgraph._redact import redact, secrets_of
 from inferact_langgraph.guard.options import RequestBoundaries, check_request_boundaries
 from inferact_langgraph.guard.records import BoundaryDecision
 from inferact_langgraph.guard.requests import (
@@ -250,19 +251,20 @@ class BoundaryJudge:
         reason = _short(reason, _REASON_CHARS)
         return {"continues": verdict, "decided_by": "model", "reason": reason}
 
-    @staticmethod
-    def _failed(error: BaseException, message: BaseMessage) -> BoundaryDecision:
+    def _failed(self, error: BaseException, message: BaseMessage) -> BoundaryDecision:
+        # The text is kept in state and logged: no credential a provider echoed may stay in it.
+        detail = redact(f"{type(error).__name__}: {error}", secrets_of(self.model))
         logger.warning(
             "InferAct request-boundary judge failed on message %s (%s); kept the rule's start "
             "(a new request)",
             message.id,
-            error,
+            detail,
         )
-        what = "timed out" if isinstance(error, TimeoutError) else f"{type(error).__name__}"
+        what = "timed out" if isinstance(error, TimeoutError) else "failed"
         return {
             "continues": False,
             "decided_by": "rules",
-            "reason": _short(f"the judge {what}: {error}", _REASON_CHARS),
+            "reason": _short(f"the judge {what} ({detail})", _REASON_CHARS),
         }
 
     def decide(self, view: StateView) -> dict[str, BoundaryDecision]:
@@ -274,7 +276,7 @@ class BoundaryJudge:
             decision = view.boundaries.get(message.id)
             if decision is None:
                 known = {**view.boundaries, **decisions}
-                decision = self._judge(self._prompt(view, position, known), message)
+                decision = self._judge(view, position, known)
                 decisions[message.id] = decision
             if not decision["continues"]:
                 break
@@ -289,16 +291,20 @@ class BoundaryJudge:
             decision = view.boundaries.get(message.id)
             if decision is None:
                 known = {**view.boundaries, **decisions}
-                decision = await self._ajudge(self._prompt(view, position, known), message)
+                decision = await self._ajudge(view, position, known)
                 decisions[message.id] = decision
             if not decision["continues"]:
                 break
         return decisions
 
-    def _judge(self, prompt: str, message: BaseMessage) -> BoundaryDecision:
+    def _judge(
+        self, view: StateView, position: int, known: Mapping[str, BoundaryDecision]
+    ) -> BoundaryDecision:
         model = self.model
         assert model is not None  # to_judge finds nothing without a model
+        message = view.messages[position]
         try:
+            prompt = self._prompt(view, position, known)
             context = contextvars.copy_context()
             future = _POOL.submit(context.run, model.invoke, [HumanMessage(prompt)])
             return self._decision(future.result(timeout=self.timeout), message)
@@ -309,10 +315,14 @@ class BoundaryJudge:
         except Exception as exc:  # noqa: BLE001 - any failure keeps the rule's start
             return self._failed(exc, message)
 
-    async def _ajudge(self, prompt: str, message: BaseMessage) -> BoundaryDecision:
+    async def _ajudge(
+        self, view: StateView, position: int, known: Mapping[str, BoundaryDecision]
+    ) -> BoundaryDecision:
         model = self.model
         assert model is not None
+        message = view.messages[position]
         try:
+            prompt = self._prompt(view, position, known)
             call = model.ainvoke([HumanMessage(prompt)])
             answer = await (asyncio.wait_for(call, self.timeout) if self.timeout else call)
             return self._decision(answer, message)
