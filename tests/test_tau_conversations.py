@@ -197,3 +197,13 @@ def test_the_quality_page_states_how_many_checks_the_judge_draws_as_a_reader_wou
     right = _right(replayed)
     page = " ".join((ROOT / "docs" / "quality.md").read_text().split())
     assert f"with the judge on, {right} / 123 ({100 * right / CHECKS:.0f}%)" in page
+
+
+def test_the_benchmark_prints_each_questioned_message_and_the_counts(capsys):
+    counts = tau.main(["--rules"])
+    out = capsys.readouterr().out
+    assert counts == {"checks": CHECKS, "right": CHECKS - 11, "wrong": 11, "asked": 0, "agreed": 0}
+    assert "75/5  read continues  judged rule (not asked)" in out
+    assert f"{CHECKS - 11} / {CHECKS} checks judged against the request as a reader draws it" in out
+    with pytest.raises(SystemExit):  # one source of answers, and only one
+        tau.main(["--rules", "--transcript", "answers.jsonl"])
