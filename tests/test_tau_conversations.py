@@ -187,16 +187,27 @@ def test_with_the_judge_95_percent_of_the_checks_are_judged_against_the_readers_
     assert _right(replayed) / CHECKS >= 0.95
 
 
+def _page() -> str:
+    return " ".join((ROOT / "docs" / "quality.md").read_text().split())
+
+
 def test_the_quality_page_states_how_many_checks_the_rule_draws_as_a_reader_would(ruled):
-    page = " ".join((ROOT / "docs" / "quality.md").read_text().split())
-    assert f"the rule alone judges {_right(ruled)} / 123 checks against the request" in page
+    right = _right(ruled)
+    assert f"With the rule alone, {right} / 123 calls ({100 * right / CHECKS:.0f}%)" in _page()
 
 
-def test_the_quality_page_states_how_many_checks_the_judge_draws_as_a_reader_would(with_judge):
-    replayed, _, _ = with_judge
+def test_the_quality_page_states_the_judges_counts(with_judge):
+    replayed, _, model = with_judge
+    checks = [c for r in replayed for c in r.checks]
+    lone = sum(c.task == c.said[-1] and len(c.said) > 1 for c in checks)
+    whole = sum("\n".join(c.said).startswith(c.task) for c in checks)
+    page = _page()
+    assert f"alone | 115 / 123 | 5 / 123 | {lone} / 123 |" in page
+    assert f"so far | 8 / 123 | 93 / 123 | {whole} / 123 |" in page
+    assert f"finished action | — | 30 / 123 | {len(checks) - whole} / 123 |" in page
     right = _right(replayed)
-    page = " ".join((ROOT / "docs" / "quality.md").read_text().split())
-    assert f"with the judge on, {right} / 123 ({100 * right / CHECKS:.0f}%)" in page
+    assert f"with the judge on, {right} / 123 ({100 * right / CHECKS:.0f}%) are" in page
+    assert f"{model.calls} model calls for 123 checks" in page
 
 
 def test_the_benchmark_prints_each_questioned_message_and_the_counts(capsys):
