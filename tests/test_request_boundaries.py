@@ -311,7 +311,8 @@ def test_parallel_calls_and_a_second_check_ask_the_judge_once(kind):
     assert [t.task for t in critic.trajectories[1:]] == [merged] * 3
 
 
-def test_the_async_path_awaits_the_judge_and_asks_once():
+@pytest.mark.parametrize("kind", ["with_inferact", "middleware"])
+def test_the_async_path_awaits_the_judge_and_asks_once(kind):
     class AsyncOnly(ScriptedChatModel):
         def _generate(self, *args: Any, **kwargs: Any) -> Any:
             raise AssertionError("the async path must not call the model's sync API")
@@ -319,7 +320,7 @@ def test_the_async_path_awaits_the_judge_and_asks_once():
     critic = ScriptedCritic(scores=[0.9])
     judge = AsyncOnly(replies=["Answer: CONTINUES"])
     graph = _guarded(
-        "with_inferact", _booking_actor(parallel=True), [StructuredTool.from_function(book)],
+        kind, _booking_actor(parallel=True), [StructuredTool.from_function(book)],
         critic=critic, critical=["book"], request_boundaries=judge,
     )
 
