@@ -20,6 +20,7 @@ calibrations are what this script makes from a fresh replay.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 import statistics
@@ -32,15 +33,39 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 DOC = ROOT / "docs" / "quality.md"
 SHIPPED = ROOT / "inferact_langgraph" / "calibrations"
-#: preset -> (records, the capable model's answers to today's prompts for them).
+
+
+@dataclass(frozen=True)
+class Source:
+    """One measured setting: a preset's records, the recorded answers, and the rules if any."""
+
+    preset: str
+    data: Path
+    answers: tuple[Path, ...]
+    rules: Path | None = None
+
+    @property
+    def calibration_suffix(self) -> str:
+        """How the shipped calibration files of this setting are named after the preset."""
+        return "-rules" if self.rules else ""
+
+
+TAU = DATA / "tau-airline-dev.jsonl"
+TAU_ANSWERS = DATA / "tau-airline-dev-capable-model-answers.jsonl"
+#: setting -> where its records and the capable model's answers to today's prompts are.
 SOURCES = {
-    "generic": (
-        DATA / "tau-airline-dev.jsonl",
-        DATA / "tau-airline-dev-capable-model-answers.jsonl",
+    "generic": Source("generic", TAU, (TAU_ANSWERS,)),
+    "generic, with rules": Source(
+        "generic",
+        TAU,
+        # Task Inference never sees the rules: its answers are the ones without rules.
+        (TAU_ANSWERS, DATA / "tau-airline-dev-rules-capable-model-answers.jsonl"),
+        rules=DATA / "tau-airline-policy.md",
     ),
-    "hotpotqa": (
+    "hotpotqa": Source(
+        "hotpotqa",
         DATA / "hotpotqa-react-trial1.jsonl",
-        DATA / "hotpotqa-trial1-capable-model-answers.jsonl",
+        (DATA / "hotpotqa-trial1-capable-model-answers.jsonl",),
     ),
 }
 CRITICS = ("inferact", "standard")
@@ -64,8 +89,8 @@ class Scored:
     output_tokens: float
 
 
-def replay(preset: str) -> dict[str, Scored]:
-    """Every critic's raw scores on the preset's data, from the recorded answers.
+def replay(setting: str) -> dict[str, Scored]:
+    """Every critic's raw scores in one setting of :data:`SOURCES`, from the recorded answers.
 
     Raises:
         RuntimeError: A request was not recorded (a prompt changed: collect fresh answers).
@@ -74,12 +99,23 @@ def replay(preset: str) -> dict[str, Scored]:
     from inferact_langgraph.eval import evaluate_critics
     from inferact_langgraph.replay import ReplayChatModel, Transcript
 
-    data, answers = SOURCES[preset]
-    transcript = Transcript.load(answers)
+    source = SOURCES[setting]
+    records = [
+        json.loads(line)
+        for path in source.answers
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    transcript = Transcript.from_records(records, source=", ".join(p.name for p in source.answers))
     model = ReplayChatModel(transcript=transcript)
+    rules = source.rules.read_text(encoding="utf-8") if source.rules else None
     critics = {
-        name: make_critic(name, model=model, preset=preset, calibration=None) for name in CRITICS
+        name: make_critic(
+            name, model=model, preset=source.preset, rules=rules, calibration=None
+        )
+        for name in CRITICS
     }
+    data = source.data
     report = evaluate_critics(data, critics, calibrate=False, concurrency=8)
     failed = [
         f"{row['id']} ({name}): {str(row['critics'].get(name, {}).get('error'))[:300]}"
@@ -89,7 +125,7 @@ def replay(preset: str) -> dict[str, Scored]:
     ]
     if failed:
         raise RuntimeError(
-            f"preset {preset!r}: {len(transcript.stale)} requests were not recorded (a prompt "
+            f"{setting!r}: {len(transcript.stale)} requests were not recorded (a prompt "
             f"changed: collect answers, docs/quality.md) and {len(failed)} checks failed:\n"
             + "\n".join(failed)
         )
@@ -181,12 +217,15 @@ def ranking(scored: Scored) -> tuple[float, float]:
 def render(results: dict[str, dict[str, Scored]]) -> str:
     """The tables of docs/quality.md, one per preset."""
     lines: list[str] = []
-    for preset, scored in results.items():
+    for setting, scored in results.items():
+        source = SOURCES[setting]
         any_critic = next(iter(scored.values()))
         n_off = any_critic.on_track.count(0)
         n_on = any_critic.on_track.count(1)
         lines += [
-            f"**{preset}** ({SOURCES[preset][0].name}: {len(any_critic.ids)} calls, "
+            f"**{setting}** ({source.data.name}"
+            + (f", rules: {source.rules.name}" if source.rules else "")
+            + f": {len(any_critic.ids)} calls, "
             f"{n_off} off track, {n_on} on track)",
             "",
             "| critic | AUC-PR | ROC-AUC | mistakes flagged (CV) | correct flagged (CV) "
@@ -197,9 +236,13 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
         for name, s in scored.items():
             auc_pr, roc = ranking(s)
             cv_off, cv_on = cross_validated(s)
-            calibration = default_calibration(name, preset) if name in CRITICS else fit(s)
+            calibration = (
+                default_calibration(name, source.preset, with_rules=source.rules is not None)
+                if name in CRITICS
+                else fit(s)
+            )
             if calibration is None:
-                raise RuntimeError(f"no shipped calibration for {name}/{preset}: run --fit")
+                raise RuntimeError(f"no shipped calibration for {name} in {setting!r}: run --fit")
             flagged = [calibration(x) < 0.5 for x in s.scores]
             off, on = _flag_rates(s.on_track, flagged)
             lines.append(
@@ -219,16 +262,20 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
 
 
 def write_shipped(results: dict[str, dict[str, Scored]]) -> None:
-    """Fit and write ``inferact_langgraph/calibrations/<critic>-<preset>.json``."""
-    for preset, scored in results.items():
+    """Fit and write ``inferact_langgraph/calibrations/<critic>-<preset>[-rules].json``."""
+    for setting, scored in results.items():
+        source = SOURCES[setting]
         for name in CRITICS:
             info = {
                 "critic": name,
-                "preset": preset,
-                "data": SOURCES[preset][0].name,
-                "answers": SOURCES[preset][1].name,
+                "preset": source.preset,
+                "data": source.data.name,
+                "answers": source.answers[-1].name,
             }
-            fit(scored[name], info=info).save(SHIPPED / f"{name}-{preset}.json")
+            if source.rules:
+                info["rules"] = source.rules.name
+            path = SHIPPED / f"{name}-{source.preset}{source.calibration_suffix}.json"
+            fit(scored[name], info=info).save(path)
 
 
 def block(text: str) -> str:
@@ -245,7 +292,7 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="refit the shipped calibrations")
     parser.add_argument("--print", action="store_true", help="print the tables only")
     args = parser.parse_args()
-    results = {preset: replay(preset) for preset in SOURCES}
+    results = {setting: replay(setting) for setting in SOURCES}
     if args.fit:
         write_shipped(results)
         default_calibration.cache_clear()  # the tables use the files just written

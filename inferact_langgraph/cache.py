@@ -370,6 +370,7 @@ class CachedCritic(Critic):
             budget=critic.budget,
             timeout=critic.timeout,
             max_retries=critic.max_retries,
+            rules=critic.rules,
         )
         self.critic = critic
         self.name = critic.name  # type: ignore[misc]

@@ -261,22 +261,27 @@ def load_calibration(
 
 
 @functools.cache  # read once per process: every critic built on that preset shares it
-def default_calibration(critic: str, preset: str) -> Calibration | None:
+def default_calibration(critic: str, preset: str, *, with_rules: bool = False) -> Calibration | None:
     """The calibration shipped for a critic and a preset, fitted on a capable model's answers.
 
     ``inferact`` and ``standard`` ship one for the ``generic`` preset (fitted on the tau-bench
     airline dev records) and for ``hotpotqa`` (the 90 HotPotQA trajectories), so that their
-    default ``threshold=0.5`` means "flag when P(on track) < 0.5". Other critics and presets
-    have none (``None``): their raw score meets the threshold. ``calibration_files/README.md``
-    says how each was fitted; ``scripts/fit_default_calibrations.py`` fits them again.
+    default ``threshold=0.5`` means "flag when P(on track) < 0.5". A critic given ``rules=``
+    sends other prompts, and scores otherwise: for ``generic`` it gets the calibration fitted
+    on the same records with the airline's policy as the rules (``with_rules``); where none was
+    fitted with rules, ``None``. Other critics and presets have none (``None``): their raw score
+    meets the threshold. ``bench/bench_quality.py --fit`` fits them again (docs/quality.md).
 
     Example:
         >>> default_calibration("inferact", "generic").method in METHODS
         True
+        >>> default_calibration("inferact", "generic", with_rules=True).info["rules"]
+        'tau-airline-policy.md'
         >>> default_calibration("scripted", "generic") is None
         True
     """
-    path = SHIPPED_DIR / f"{critic}-{preset}.json"
+    suffix = "-rules" if with_rules else ""
+    path = SHIPPED_DIR / f"{critic}-{preset}{suffix}.json"
     return Calibration.load(path) if path.is_file() else None
 
 

@@ -94,6 +94,18 @@ def _writable_dir(directory: Path, flag: str) -> None:
         _input_error(f"{flag} {directory}: the directory is not writable")
 
 
+def _rules_text(path: Path | None) -> str | None:
+    """The text of a ``--rules`` file (``None`` without one)."""
+    if path is None:
+        return None
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        raise typer.BadParameter(
+            f"{path} is empty: give the text of the rules", param_hint="--rules"
+        )
+    return text
+
+
 def _check_sqlite_file(path: Path, flag: str) -> None:
     """``path`` is a writable SQLite database, or can be created as one.
 
@@ -208,6 +220,17 @@ def eval_command(
             "--risk-aware", metavar=FLAG, help="Add the paper's risk-aware sentence to every check."
         ),
     ] = False,
+    rules: Annotated[
+        Path | None,
+        typer.Option(
+            "--rules",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+            help="A text file with the rules the agent follows (its policy or system prompt); "
+            "the critics that judge an action see them.",
+        ),
+    ] = None,
     dev_split: Annotated[
         float | None,
         typer.Option(
@@ -329,6 +352,7 @@ def eval_command(
     )
     console, errors = output_console(), Console(stderr=True)
     _writable_dir(out, "--out")
+    rules_text = _rules_text(rules)
     if not no_cache:
         _check_cache(cache)
     try:
@@ -344,6 +368,7 @@ def eval_command(
             model=chat_model,
             preset=preset,
             risk_aware=risk_aware,
+            rules=rules_text,
             timeout=timeout,
             max_retries=max_retries,
         )
@@ -366,6 +391,7 @@ def eval_command(
                 "base_url": redact_url(base_url),  # never a password in report.json
                 "preset": preset,
                 "risk_aware": risk_aware,
+                "rules": str(rules) if rules else None,
                 "critic_specs": list(critic),
             },
             calibrate=calibrate,

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:A test tried to use socket.socke
 
 @pytest.fixture(scope="module")
 def replayed() -> dict[str, dict[str, bench_quality.Scored]]:
-    return {preset: bench_quality.replay(preset) for preset in bench_quality.SOURCES}
+    return {setting: bench_quality.replay(setting) for setting in bench_quality.SOURCES}
 
 
 def test_the_quality_page_is_what_the_replay_gives(replayed):
@@ -35,11 +35,12 @@ def test_the_quality_page_is_what_the_replay_gives(replayed):
     assert committed == bench_quality.render(replayed)
 
 
-@pytest.mark.parametrize("preset", sorted(bench_quality.SOURCES))
+@pytest.mark.parametrize("setting", sorted(bench_quality.SOURCES))
 @pytest.mark.parametrize("critic", bench_quality.CRITICS)
-def test_the_shipped_calibration_is_fitted_on_the_recorded_answers(replayed, critic, preset):
-    shipped = default_calibration(critic, preset)
-    refit = bench_quality.fit(replayed[preset][critic])
+def test_the_shipped_calibration_is_fitted_on_the_recorded_answers(replayed, critic, setting):
+    source = bench_quality.SOURCES[setting]
+    shipped = default_calibration(critic, source.preset, with_rules=source.rules is not None)
+    refit = bench_quality.fit(replayed[setting][critic])
     assert shipped is not None and shipped.method == refit.method == "platt-logit"
     for key in ("slope", "intercept"):
         assert math.isclose(shipped.params[key], refit.params[key], rel_tol=1e-6, abs_tol=1e-9)

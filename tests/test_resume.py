@@ -167,3 +167,34 @@ async def test_a_cancelled_resume_leaves_the_lock_free():
             await waiting
     await asyncio.wait_for(aresume_review(graph, cfg, True, lock=lock), timeout=10)
     assert paid == [5]
+
+
+async def test_an_async_lock_is_held_on_the_event_loop_while_the_review_is_answered():
+    """A lock shared with other processes (an asyncpg advisory lock, a Redis lock) is often an
+    async context manager: the resume waits for it without taking a thread, and answers only
+    once it holds it."""
+    paid: list = []
+    graph = make_graph(paid)
+    cfg = {"configurable": {"thread_id": "alock"}}
+    await graph.ainvoke({"messages": [("user", "pay 5")]}, cfg)
+    other_worker = asyncio.Lock()
+    entered_on: list = []
+
+    class SharedLock:
+        async def __aenter__(self):
+            await other_worker.acquire()
+            entered_on.append(threading.current_thread())
+
+        async def __aexit__(self, *exc):
+            other_worker.release()
+
+    await other_worker.acquire()  # another worker holds the thread's lock
+    resuming = asyncio.ensure_future(aresume_review(graph, cfg, True, lock=lambda t: SharedLock()))
+    await asyncio.sleep(0.2)
+    assert not resuming.done() and paid == []  # waits for the lock, answers nothing yet
+    other_worker.release()
+    await asyncio.wait_for(resuming, timeout=10)
+    assert paid == [5] and entered_on == [threading.main_thread()]
+    assert not other_worker.locked()  # left after the answer
+    with pytest.raises(AlreadyResumedError):
+        await aresume_review(graph, cfg, True, lock=lambda t: SharedLock())

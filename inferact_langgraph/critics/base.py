@@ -204,10 +204,18 @@ class Critic(ABC):
             or the path of a calibration file (``inferact eval`` writes them) instead; ``None``
             for the raw score. The raw score is mapped to a probability of being on track
             before it is compared with ``threshold``.
+        rules: The rules the agent must follow whatever the user asks (its policy or system
+            prompt, as you wrote it), or ``None``. The prompts that judge an action (InferAct's
+            Task Verification, standard and multi-step evaluation) show them and count an
+            action that breaks one as not on track; Task Inference never sees them
+            (:mod:`inferact_langgraph.prompts.rules`). The shipped calibrations were fitted
+            without rules; with rules, ``"default"`` is the one fitted with the airline's
+            policy as the rules, where shipped (docs/quality.md), else none.
 
     Raises:
         ValueError: A threshold outside [0, 1], a time-out that is not a positive number of
-            seconds, or a negative ``max_retries`` (at construction).
+            seconds, a negative ``max_retries``, or ``rules`` that are not a non-empty string
+            (at construction).
     """
 
     name: ClassVar[str] = "critic"
@@ -223,7 +231,13 @@ class Critic(ABC):
         timeout: float | None = DEFAULT_TIMEOUT,
         max_retries: int = 0,
         calibration: Any = "default",
+        rules: str | None = None,
     ) -> None:
+        if rules is not None and (not isinstance(rules, str) or not rules.strip()):
+            raise ValueError(
+                "rules must be the text of the rules the agent follows (a non-empty string) "
+                f"or None, got {rules!r}"
+            )
         if not 0.0 <= threshold <= 1.0 or math.isnan(threshold):
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
         if timeout is not None and (
@@ -246,6 +260,7 @@ class Critic(ABC):
         self.budget = budget
         self.timeout = timeout
         self.max_retries = max_retries
+        self.rules = rules
         from inferact_langgraph.calibration import (
             DEFAULT,
             default_calibration,
@@ -253,7 +268,7 @@ class Critic(ABC):
         )
 
         self.calibration = (
-            default_calibration(self.name, self.preset_config.name)
+            default_calibration(self.name, self.preset_config.name, with_rules=rules is not None)
             if isinstance(calibration, str) and calibration == DEFAULT
             else load_calibration(calibration)
         )

@@ -363,6 +363,7 @@ class InferActCritic(Critic):
             payload.get("chain") or self._chain(payload["trajectory"]),
             shown,
             risk_aware=self.is_risk_aware(payload.get("risk")),
+            rules=self.rules,
         )
         stage = f"verification_{order}"
         if self.output_mode == "structured":

@@ -300,6 +300,12 @@ class LogprobCritic(Critic):
         self, *, logprobs: bool | None = None, top_logprobs: int = 5, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
+        if self.rules is not None:
+            # Its prompts compare two tasks; no prompt of it judges an action against rules.
+            raise ValueError(
+                "the logprob critic does not use rules=; give them to inferact, standard, "
+                "self_consistency or multistep"
+            )
         if logprobs not in (None, True, False):
             raise ValueError(f"logprobs must be None, True or False, got {logprobs!r}")
         valid_int = isinstance(top_logprobs, int) and not isinstance(top_logprobs, bool)

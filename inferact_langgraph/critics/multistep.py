@@ -92,6 +92,7 @@ class MultiStepCritic(Critic):
             trajectory.render(budget=self.budget),
             trajectory.task,
             risk_aware=self.is_risk_aware(risk),
+            rules=self.rules,
         )
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:

@@ -94,6 +94,8 @@ def paste_line(
     options = f', preset="{preset}"' if preset and preset != "generic" else ""
     if meta.get("risk_aware"):
         options += ", risk_aware=True"
+    if meta.get("rules"):
+        options += f', rules=Path("{meta["rules"]}").read_text()'
     if calibration_file:
         options += f', calibration="{calibration_file}"'
     else:  # the shipped default calibration would move the threshold's meaning

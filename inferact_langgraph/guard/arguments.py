@@ -38,6 +38,7 @@ def resolve_critic(
     preset: str = "generic",
     cache: Any = None,
     calibration: Any = DEFAULT_CALIBRATION,
+    rules: str | None = None,
 ) -> Critic:
     """The critic to use: the given one, or InferAct on ``model``; cached if ``cache`` is set.
 
@@ -45,12 +46,13 @@ def resolve_critic(
     (:class:`~inferact_langgraph.cache.InMemoryVerdictCache`,
     :class:`~inferact_langgraph.cache.VerdictCache`) can be given instead. ``calibration``
     (a :class:`~inferact_langgraph.calibration.Calibration` or the path of its file) maps
-    InferAct's score to P(on track) before it meets ``threshold``.
+    InferAct's score to P(on track) before it meets ``threshold``. ``rules`` (the agent's
+    policy) are shown to InferAct's Task Verification.
 
     Raises:
-        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold`` or
-            ``calibration`` given together with a ready-made critic (set them on the critic
-            instead); a calibration that is not one (``CalibrationError``).
+        ValueError: Neither or both of ``model`` / ``critic`` given, or ``threshold``,
+            ``calibration`` or ``rules`` given together with a ready-made critic (set them on
+            the critic instead); a calibration that is not one (``CalibrationError``).
         FileNotFoundError: ``calibration`` names a file that does not exist.
 
     Example:
@@ -76,6 +78,10 @@ def resolve_critic(
                 'make_critic("<spec>", model=..., calibration="calibration.json", threshold=...) '
                 "or InferActCritic(..., calibration=...); then pass critic= alone"
             )
+        if rules is not None:
+            raise ValueError(
+                'rules= goes to the critic you built: make_critic("<spec>", model=..., rules=...)'
+            )
         return _cached(critic, cache)
     if model is None:
         raise ValueError(
@@ -89,6 +95,7 @@ def resolve_critic(
         threshold=0.5 if threshold is None else threshold,
         preset=preset,
         calibration=calibration,
+        rules=rules,
     )
     return _cached(built, cache)
 
@@ -132,6 +139,10 @@ class GuardArguments(TypedDict, total=False):
     the path of its file (``inferact eval`` writes one per critic) mapping InferAct's score to
     P(on track), so ``threshold`` is a probability; ``None`` for the raw score. With
     ``critic=``, give it to that critic instead (``make_critic(..., calibration=...)``)."""
+    rules: str | None
+    """With ``model``: the rules the agent must follow whatever the user asks (its policy or
+    system prompt); InferAct's Task Verification checks the pending action against them
+    (:mod:`inferact_langgraph.prompts.rules`). With ``critic=``, give them to that critic."""
     critical: Iterable[str] | Mapping[str, CriticalSpec] | None
     """Names of tools to treat as critical (tools you do not own), or names mapped to
     :class:`~inferact_langgraph.CriticalSpec`; tools marked ``@critical`` are found anyway."""
@@ -201,4 +212,5 @@ def critic_from(arguments: GuardArguments) -> Critic:
         preset=arguments.get("preset", "generic"),
         cache=arguments.get("cache"),
         calibration=arguments.get("calibration", DEFAULT_CALIBRATION),
+        rules=arguments.get("rules"),
     )

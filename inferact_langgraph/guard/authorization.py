@@ -32,19 +32,18 @@ Example:
     >>> from langchain_core.tools import tool
     >>> from inferact_langgraph import allow_critical_calls, critical
     >>> from inferact_langgraph.errors import UnauthorizedCriticalCall
-    >>> @critical
-    ... @tool
-    ... def buy_now(asin: str) -> str:
-    ...     '''Buy a product.'''
-    ...     return f"bought {asin}"
+    >>> def delete_account(user: str) -> str:
+    ...     '''Delete a user's account.'''
+    ...     return f"deleted {user}"
+    >>> delete_account = critical(tool(delete_account))  # marking is the same as @critical
     >>> try:
-    ...     buy_now.invoke({"asin": "B1"})
+    ...     delete_account.invoke({"user": "bob"})
     ... except UnauthorizedCriticalCall as exc:
     ...     print(exc.tool, "refused:", exc.reason)
-    buy_now refused: no verdict or approval authorizes this call
+    delete_account refused: no verdict or approval authorizes this call
     >>> with allow_critical_calls():  # a test or a script, on purpose
-    ...     buy_now.invoke({"asin": "B1"})
-    'bought B1'
+    ...     delete_account.invoke({"user": "bob"})
+    'deleted bob'
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ by the thread id while it checks that the interrupt is still pending and resumes
 resumer waits, then finds the interrupt answered and gets :class:`AlreadyResumedError`.
 
 Locks: :func:`thread_lock` (one process), :func:`postgres_advisory_lock` (many processes sharing
-a Postgres database), or any ``thread_id -> context manager`` of your own.
+a Postgres database), or any ``thread_id -> context manager`` of your own. :func:`aresume_review`
+also takes ``thread_id -> async context manager`` (an ``asyncpg`` advisory lock, a Redis lock),
+held on the event loop itself.
 
 Example:
     >>> from langchain.agents import create_agent
@@ -41,7 +43,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from typing import Any
 
 from langgraph.types import Command
@@ -58,6 +60,7 @@ __all__ = [
 ]
 
 LockFactory = Callable[[str], AbstractContextManager[Any]]
+AsyncLockFactory = Callable[[str], AbstractAsyncContextManager[Any]]
 
 
 def thread_lock() -> LockFactory:
@@ -123,8 +126,8 @@ def _pending_id(state: Any, thread_id: str, interrupt_id: str | None) -> str:
 
 
 def _thread_and_lock(
-    config: dict[str, Any], lock: LockFactory | None, invoke_kwargs: dict[str, Any]
-) -> tuple[str, LockFactory]:
+    config: dict[str, Any], lock: Any, invoke_kwargs: dict[str, Any]
+) -> tuple[str, Callable[[str], Any]]:
     """The thread to resume and its lock; the run saves its answer before it returns."""
     invoke_kwargs.setdefault("durability", "sync")
     return str(config["configurable"]["thread_id"]), lock or _DEFAULT_LOCK
@@ -165,18 +168,21 @@ async def aresume_review(
     value: Any,
     *,
     interrupt_id: str | None = None,
-    lock: LockFactory | None = None,
+    lock: LockFactory | AsyncLockFactory | None = None,
     **invoke_kwargs: Any,
 ) -> Any:
     """Async :func:`resume_review`; never blocks the event loop or its default executor.
 
-    Resumes of one thread in this process first queue on an ``asyncio.Lock``; the one at the
-    front then takes ``lock`` on a thread of its own (entered and left on that same thread), so
-    any number of concurrent resumes occupy no thread of the loop's default executor, which the
-    winner's graph run may need.
+    Resumes of one thread in this process first queue on an ``asyncio.Lock``. The one at the
+    front then takes ``lock``: an async context manager is entered on the loop; a blocking one
+    on a thread of its own (entered and left on that same thread), so any number of concurrent
+    resumes occupy no thread of the loop's default executor, which the winner's graph run may
+    need.
     """
-    thread_id, lock = _thread_and_lock(config, lock, invoke_kwargs)
-    async with _local_queue(lock, thread_id), _held(lock(thread_id)):
+    thread_id, chosen = _thread_and_lock(config, lock, invoke_kwargs)
+    manager = chosen(thread_id)
+    held = manager if isinstance(manager, AbstractAsyncContextManager) else _held(manager)
+    async with _local_queue(chosen, thread_id), held:
         target = _pending_id(await graph.aget_state(config), thread_id, interrupt_id)
         return await graph.ainvoke(Command(resume={target: value}), config, **invoke_kwargs)
 
@@ -190,7 +196,7 @@ _QUEUES: weakref.WeakKeyDictionary[Any, dict[tuple[int, str], asyncio.Lock]] = (
 class _local_queue:  # noqa: N801 - used like a function: ``async with _local_queue(...)``
     """Queue the resumes of one thread in this process on an ``asyncio.Lock``."""
 
-    def __init__(self, lock: LockFactory, thread_id: str) -> None:
+    def __init__(self, lock: Callable[[str], Any], thread_id: str) -> None:
         loop = asyncio.get_running_loop()
         locks = _QUEUES.setdefault(loop, {})
         self._key = (id(lock), thread_id)

@@ -36,6 +36,7 @@ from typing import Literal
 from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.prompts import alfworld, feedback, generic, hotpotqa, risk, webshop
 from inferact_langgraph.prompts._template import fields_of, fill
+from inferact_langgraph.prompts.rules import rules_section
 from inferact_langgraph.trajectory import (
     Masker,
     Trajectory,
@@ -231,8 +232,10 @@ class Preset:
             options.append(NONE_OF_THE_ABOVE)
         return options
 
-    def _finish(self, text: str, risk_aware: bool) -> str:
+    def _finish(self, text: str, risk_aware: bool, rules: str | None = None) -> str:
         parts = [text, OBSERVATION_NOTE]
+        if rules:
+            parts.append(rules_section(rules))
         if risk_aware:
             parts.append(self.risk)
         return "\n".join(parts)
@@ -243,26 +246,38 @@ class Preset:
         return self._finish(fill(self.inference, num_tasks=num_tasks, action=_block(chain)), False)
 
     def verification_prompt(
-        self, chain: str, options: Sequence[str], *, risk_aware: bool = False
+        self,
+        chain: str,
+        options: Sequence[str],
+        *,
+        risk_aware: bool = False,
+        rules: str | None = None,
     ) -> str:
-        """The Task Verification prompt for a rendered chain and the options in shown order."""
+        """The Task Verification prompt for a rendered chain and the options in shown order.
+
+        ``rules``: the agent's rules (:mod:`~inferact_langgraph.prompts.rules`), if any.
+        """
         text = fill(
             self.verification,
             action=_block(chain),
             instructions=_block(render_options(options)),
             num=len(options),
         )
-        return self._finish(text, risk_aware)
+        return self._finish(text, risk_aware, rules)
 
-    def standard_prompt(self, chain: str, task: str, *, risk_aware: bool = False) -> str:
-        """The standard-evaluation prompt (A.1): the baseline sees the task."""
+    def standard_prompt(
+        self, chain: str, task: str, *, risk_aware: bool = False, rules: str | None = None
+    ) -> str:
+        """The standard-evaluation prompt (A.1): the baseline sees the task (and the rules)."""
         text = fill(self.standard, instruction=untrusted_line(task), trajectory=_block(chain))
-        return self._finish(text, risk_aware)
+        return self._finish(text, risk_aware, rules)
 
-    def multistep_prompt(self, chain: str, task: str, *, risk_aware: bool = False) -> str:
-        """The multi-step evaluation prompt (A.2): the baseline sees the task."""
+    def multistep_prompt(
+        self, chain: str, task: str, *, risk_aware: bool = False, rules: str | None = None
+    ) -> str:
+        """The multi-step evaluation prompt (A.2): the baseline sees the task (and the rules)."""
         text = fill(self.multistep, instruction=untrusted_line(task), trajectory=_block(chain))
-        return self._finish(text, risk_aware)
+        return self._finish(text, risk_aware, rules)
 
 
 PRESETS: dict[str, Preset] = {}
