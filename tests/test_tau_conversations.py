@@ -2,147 +2,64 @@
 critical call is judged against.
 
 Each of the 100 real conversations (tests/data/README.md) is replayed turn by turn through
-``create_agent`` guarded by ``with_inferact``: the agent's model replays what gpt-4o said,
-every tool returns what it returned then, and a scripted critic that passes everything records
-the task and the action chain it was given. Only the six state-changing tools are critical.
+``create_agent`` guarded by ``with_inferact`` (``bench/bench_request_boundaries.py``): the
+agent's model replays what gpt-4o said, every tool returns what it returned then, and a
+scripted critic that passes everything records the task and the action chain it was given.
+Only the six state-changing tools are critical. The rule alone is replayed, then the
+request-boundary judge with a capable model's recorded answers, and each check is compared
+with the maintainers' reading of where each request begins
+(tests/data/tau-airline-dev-request-starts.json).
 """
 
 from __future__ import annotations
 
-import json
+import sys
 from collections import Counter
-from typing import Any
 
 import pytest
-from conftest import ROOT, TEST_DATA
+from conftest import ROOT
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from inferact_langgraph import with_inferact
+from inferact_langgraph.replay import ReplayChatModel, Transcript
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
-CONVERSATIONS = TEST_DATA / "tau-airline-dev-conversations.json"
-STATE_CHANGING = (
-    "book_reservation",
-    "cancel_reservation",
-    "update_reservation_flights",
-    "update_reservation_baggages",
-    "update_reservation_passengers",
-    "send_certificate",
-)
+sys.path.insert(0, str(ROOT / "bench"))
+import bench_request_boundaries as tau  # the replay lives with its benchmark
 
-
-def _turns(conversation: dict) -> list[tuple[str, list[AIMessage]]]:
-    """The conversation as (the customer's message, the agent's messages after it).
-
-    It ends before a call that was never answered (the conversation stopped there).
-    """
-    traj = conversation["traj"]
-    turns: list[tuple[str, list[AIMessage]]] = []
-    for position, message in enumerate(traj):
-        following = {m.get("tool_call_id") for m in traj[position + 1 : position + 1 + 8]}
-        if any(c["id"] not in following for c in message.get("tool_calls") or []):
-            break
-        if message["role"] == "user":
-            turns.append((message["content"] or "", []))
-        elif message["role"] == "assistant" and turns:
-            calls = [
-                {
-                    "name": call["function"]["name"],
-                    "args": json.loads(call["function"]["arguments"]),
-                    "id": call["id"],
-                }
-                for call in message.get("tool_calls") or []
-            ]
-            turns[-1][1].append(AIMessage(message.get("content") or "", tool_calls=calls))
-    if turns and turns[-1][1] and turns[-1][1][-1].tool_calls:
-        turns[-1][1].append(AIMessage("(the conversation ended here)"))  # the model's last word
-    return turns
-
-
-def _call_key(name: str, args: Any) -> str:
-    return f"{name}:{json.dumps(args, sort_keys=True)}"
-
-
-def _recorded_tools(conversation: dict) -> list[StructuredTool]:
-    """One tool per name the agent used, answering each call with its recorded output.
-
-    Calls are matched by name and arguments; a call made twice gets its answers in order.
-    """
-    pending: dict[str, tuple[str, Any]] = {}  # ids are reused: an answer closes the latest
-    answers: dict[str, list[str]] = {}
-    names: set[str] = set()
-    for message in conversation["traj"]:
-        for call in message.get("tool_calls") or []:
-            name = call["function"]["name"]
-            pending[call["id"]] = (name, json.loads(call["function"]["arguments"]))
-            names.add(name)
-        if message["role"] == "tool" and message["tool_call_id"] in pending:
-            name, args = pending.pop(message["tool_call_id"])
-            answers.setdefault(_call_key(name, args), []).append(message["content"])
-
-    def make(name: str) -> StructuredTool:
-        def answer(**kwargs: Any) -> str:
-            output = answers[_call_key(name, kwargs)].pop(0)
-            if output.startswith("Error"):  # tau-bench's tools report a refusal this way
-                raise ToolException(output)
-            return output
-
-        return StructuredTool.from_function(
-            func=answer,
-            name=name,
-            description=f"The airline's {name} tool (recorded answers).",
-            args_schema={"type": "object", "properties": {}, "additionalProperties": True},
-            handle_tool_error=True,  # the agent sees the error, as an error ToolMessage
-        )
-
-    return [make(name) for name in sorted(names)]
-
-
-def replay(conversation: dict) -> list[tuple[str, str, list[str]]]:
-    """Replay one conversation; per critical call: (tool, task judged against, chain's tools)."""
-    turns = _turns(conversation)
-    replies = [message for _, agent in turns for message in agent]
-    critic = ScriptedCritic(scores=[0.9])
-    tools = _recorded_tools(conversation)
-    if not any(t.name in STATE_CHANGING for t in tools):
-        return []  # nothing critical to judge (and nothing for the guard to guard)
-    graph = with_inferact(
-        create_agent(ScriptedChatModel(replies=replies), tools),
-        critic=critic,
-        critical=[t.name for t in tools if t.name in STATE_CHANGING],
-        checkpointer=InMemorySaver(),
-    )
-    config = {"configurable": {"thread_id": "tau"}}
-    for customer, agent in turns:
-        if agent:  # the customer's closing message, which the agent never answered, is left out
-            graph.invoke({"messages": [HumanMessage(customer)]}, config)
-    return [
-        (t.steps[-1].tool_name, t.task, [s.tool_name for s in t.steps]) for t in critic.trajectories
-    ]
+CHECKS = 123
 
 
 @pytest.fixture(scope="module")
-def judged() -> list[tuple[str, str, list[str], list[str], int]]:
-    """Every critical call of the 100 conversations: tool, task, chain, the customer's messages
-    before the call, and how many tool calls the agent had made before it."""
-    checks = []
-    for conversation in json.loads(CONVERSATIONS.read_text()):
-        said: list[str] = []
-        made = 0
-        calls = iter(replay(conversation))
-        for message in conversation["traj"]:
-            if message["role"] == "user":
-                said.append(message["content"] or "")
-            for call in message.get("tool_calls") or []:
-                if call["function"]["name"] in STATE_CHANGING:
-                    tool, task, chain = next(calls)
-                    assert tool == call["function"]["name"]
-                    checks.append((tool, task, chain, list(said), made))
-                made += 1
-    return checks
+def ruled() -> list[tau.Replayed]:
+    """The 100 conversations replayed with the deterministic rule alone."""
+    return [tau.replay(i, c, boundaries="rules") for i, c in enumerate(tau.conversations())]
+
+
+@pytest.fixture(scope="module")
+def judged(ruled) -> list[tuple[str, str, list[str], list[str], int]]:
+    """Every critical call of the 100 conversations, with the rule alone: tool, task, chain,
+    the customer's messages before the call, and how many tool calls the agent had made."""
+    return [(c.tool, c.task, c.chain, c.said, c.made) for r in ruled for c in r.checks]
+
+
+@pytest.fixture(scope="module")
+def with_judge() -> tuple[list[tau.Replayed], Transcript, ReplayChatModel]:
+    """The 100 conversations replayed with the judge answering from the recorded transcript."""
+    if not tau.ANSWERS.exists():
+        pytest.skip(
+            f"{tau.ANSWERS.relative_to(ROOT)} is not committed yet: the judge's recorded answers "
+            "(bench/bench_request_boundaries.py --base-url ... collects them)"
+        )
+    transcript = Transcript.load(tau.ANSWERS)
+    model = ReplayChatModel(transcript=transcript, temperature=0)
+    replayed = [
+        tau.replay(i, c, boundaries=model, timeout=None) for i, c in enumerate(tau.conversations())
+    ]
+    return replayed, transcript, model
 
 
 def test_every_critical_call_of_the_conversations_is_checked(judged):
@@ -226,3 +143,78 @@ def test_the_quality_page_states_the_replayed_counts(judged):
     assert f"| judged against the newest message alone | 115 / 123 | {lone} / 123 |" in page
     assert f"| judged against every customer message so far | 8 / 123 | {whole} / 123 |" in page
     assert f"since a finished action | — | {len(judged) - whole} / 123 |" in page
+
+
+# ---------------------------------------------------------------------------- against a reader
+def _right(replayed: list[tau.Replayed]) -> int:
+    return sum(len(r.checks) for r in replayed) - len(tau.wrong_checks(replayed, tau.labels()))
+
+
+def test_the_readers_labels_are_the_candidate_starts_a_check_follows(ruled):
+    """Every message where the rule begins a request (after the first) and a check follows
+    before the next such message has the maintainers' reading, and nothing else has one."""
+    followed = set()
+    for r in ruled:
+        for check in r.checks:
+            before = [c for c in r.candidates if c <= len(check.said) - 1]
+            if before:
+                followed.add((r.conversation, before[-1]))
+    assert followed == set(tau.labels())
+    assert len(followed) == 17
+
+
+def test_with_the_rule_alone_the_checks_after_four_revising_messages_miss_the_original_ask(ruled):
+    """ "Could you please adjust the payment method?", "I prefer to use a gift card for the
+    payment instead", "Let's get back to booking that flight ..." look new to the rule."""
+    wrong = tau.wrong_checks(ruled, tau.labels())
+    assert len(wrong) == 11 and _right(ruled) == CHECKS - 11
+    assert {(c.conversation, c.start) for c in wrong} == {(75, 5), (75, 6), (77, 4), (98, 5)}
+
+
+def test_with_the_judge_95_percent_of_the_checks_are_judged_against_the_readers_request(
+    with_judge,
+):
+    replayed, transcript, model = with_judge
+    assert not transcript.stale, transcript.stale[0]
+    checks = [c for r in replayed for c in r.checks]
+    assert len(checks) == CHECKS
+    for check in checks:  # still the customer's own words, in order, ending with the newest
+        assert check.task.endswith(check.said[-1])
+        assert "\n".join(check.said).endswith(check.task)
+    decisions = [d for r in replayed for d in r.decisions.values()]
+    assert model.calls == len(decisions) == 17  # one call per questioned message, never per check
+    assert all(d["decided_by"] == "model" for d in decisions)
+    assert _right(replayed) / CHECKS >= 0.95
+
+
+def _page() -> str:
+    return " ".join((ROOT / "docs" / "quality.md").read_text().split())
+
+
+def test_the_quality_page_states_how_many_checks_the_rule_draws_as_a_reader_would(ruled):
+    right = _right(ruled)
+    assert f"With the rule alone, {right} / 123 calls ({100 * right / CHECKS:.0f}%)" in _page()
+
+
+def test_the_quality_page_states_the_judges_counts(with_judge):
+    replayed, _, model = with_judge
+    checks = [c for r in replayed for c in r.checks]
+    lone = sum(c.task == c.said[-1] and len(c.said) > 1 for c in checks)
+    whole = sum("\n".join(c.said).startswith(c.task) for c in checks)
+    page = _page()
+    assert f"alone | 115 / 123 | 5 / 123 | {lone} / 123 |" in page
+    assert f"so far | 8 / 123 | 93 / 123 | {whole} / 123 |" in page
+    assert f"finished action | — | 30 / 123 | {len(checks) - whole} / 123 |" in page
+    right = _right(replayed)
+    assert f"with the judge on, {right} / 123 ({100 * right / CHECKS:.0f}%) are" in page
+    assert f"{model.calls} model calls for 123 checks" in page
+
+
+def test_the_benchmark_prints_each_questioned_message_and_the_counts(capsys):
+    counts = tau.main(["--rules"])
+    out = capsys.readouterr().out
+    assert counts == {"checks": CHECKS, "right": CHECKS - 11, "wrong": 11, "asked": 0, "agreed": 0}
+    assert "75/5  read continues  judged rule (not asked)" in out
+    assert f"{CHECKS - 11} / {CHECKS} checks judged against the request as a reader draws it" in out
+    with pytest.raises(SystemExit):  # one source of answers, and only one
+        tau.main(["--rules", "--transcript", "answers.jsonl"])

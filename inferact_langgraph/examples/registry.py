@@ -145,6 +145,8 @@ def build_env_graph(
             threshold=threshold,
             calibration=None if oracle else "default",
         )
+        if oracle:  # it answers InferAct's prompts only: the rule alone draws the requests
+            options.setdefault("request_boundaries", "rules")
 
     def risk_of(tool: str) -> Callable[[Mapping[str, Any]], Any]:
         return lambda args: env.risk(tool, dict(args))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from typing_extensions import TypedDict
 
 from inferact_langgraph.calibration import DEFAULT as DEFAULT_CALIBRATION
@@ -21,6 +22,7 @@ from inferact_langgraph.guard.options import (
     GuardOptions,
     OnCriticError,
     OnReject,
+    RequestBoundaries,
     Scope,
     resolve_options,
 )
@@ -157,6 +159,12 @@ class GuardArguments(TypedDict, total=False):
     task_extractor: Callable[[Mapping[str, Any]], str] | None
     """``state -> str`` giving the user's real task (replaces the text of the request(s); the
     scope still decides which actions are judged)."""
+    request_boundaries: RequestBoundaries | Runnable[Any, Any]
+    """With ``scope="request"``: ``"model"`` (default) lets the guard's chat model decide, once
+    per user message, whether a message the deterministic rule takes for a new request
+    continues an earlier one (no chat model: the rule alone); ``"rules"``: the rule alone, no
+    model call; or a chat model instance to decide instead
+    (:mod:`inferact_langgraph.guard.boundaries`)."""
     memory: FeedbackMemory | None
     """Feedback memory settings (store namespace, task key); used when there is a store."""
     memory_namespace: MemoryNamespace | None

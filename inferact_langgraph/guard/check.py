@@ -35,11 +35,17 @@ from inferact_langgraph.guard.binding import (
     signed_by_id,
     with_unique_call_ids,
 )
+from inferact_langgraph.guard.boundaries import BoundaryJudge
 from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.payloads import ActionStep
-from inferact_langgraph.guard.records import CheckRecord, audit_entry, verdict_fields
+from inferact_langgraph.guard.records import (
+    BoundaryDecision,
+    CheckRecord,
+    audit_entry,
+    verdict_fields,
+)
 from inferact_langgraph.guard.requests import TaskLocator
-from inferact_langgraph.guard.state import AUDIT, CHECKS, ROUTE, StateView
+from inferact_langgraph.guard.state import AUDIT, BOUNDARIES, CHECKS, ROUTE, StateView
 from inferact_langgraph.labels import SpotCheck, current_thread_id
 from inferact_langgraph.trajectory import Trajectory
 
@@ -69,6 +75,9 @@ class CriticStep:
             current request, its messages across turns, and the actions since it began).
         key: The records' signing key (``None``: unsigned).
         spot_check: Sends a share of the calls the critic passed to a human anyway.
+        judge: Decides the request boundaries the check needs before the calls are judged,
+            once per user message; its decisions go to state with the records (``None``:
+            the deterministic rule alone).
     """
 
     critic: Critic | None
@@ -76,6 +85,7 @@ class CriticStep:
     locator: TaskLocator = field(default_factory=TaskLocator)
     key: bytes | None = None
     spot_check: SpotCheck | None = None
+    judge: BoundaryJudge | None = None
 
     def __post_init__(self) -> None:
         if self.spot_check is not None and self.spot_check.rate <= 0:
@@ -159,6 +169,7 @@ class CriticStep:
         prepared: CheckRecord = {
             **record,
             "task": task_text,
+            "boundary_by": self.locator.boundary_by(view),
             "action_chain": action_chain(trajectory),
         }
         return critic, prepared, trajectory
@@ -229,7 +240,10 @@ class CriticStep:
         return view, renamed, self._unchecked(view)
 
     def _check_update(
-        self, renamed: AIMessage | None, records: Sequence[CheckRecord]
+        self,
+        renamed: AIMessage | None,
+        records: Sequence[CheckRecord],
+        boundaries: Mapping[str, BoundaryDecision] | None = None,
     ) -> dict[str, Any]:
         if renamed is None and not records:
             return {}
@@ -249,6 +263,8 @@ class CriticStep:
             update[CHECKS] = signed_by_id(records, self.key)
         if audit:
             update[AUDIT] = audit
+        if boundaries:  # judged once per message: later checks and the review read them
+            update[BOUNDARIES] = dict(boundaries)
         if renamed is not None:
             update["messages"] = [renamed]  # same message id: replaced in place, new call ids
         return update
@@ -257,17 +273,23 @@ class CriticStep:
         """Check every unchecked critical call of the last AI message, concurrently.
 
         Calls with a missing or colliding id are given unique ids first (the AI message is
-        replaced in place), so every record names exactly one call.
+        replaced in place), so every record names exactly one call. The request boundaries
+        the calls' task needs are judged first, once for all of them.
         """
         view, renamed, todo = self._todo(state)
         if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
+        boundaries = await self.judge.adecide(view) if todo and self.judge else {}
+        view = view.with_boundaries(boundaries)
         records = await asyncio.gather(*(self._acheck_one(view, i, c, s) for i, c, s in todo))
-        return self._check_update(renamed, records)
+        return self._check_update(renamed, records, boundaries)
 
     def check(self, state: Any) -> dict[str, Any]:
         """Sync :meth:`acheck` (calls are checked one after the other)."""
         view, renamed, todo = self._todo(state)
         if view.ai is None:  # no AI message, nothing to check
             return self._check_update(renamed, [])
-        return self._check_update(renamed, [self._check_one(view, i, c, s) for i, c, s in todo])
+        boundaries = self.judge.decide(view) if todo and self.judge else {}
+        view = view.with_boundaries(boundaries)
+        records = [self._check_one(view, i, c, s) for i, c, s in todo]
+        return self._check_update(renamed, records, boundaries)

@@ -45,6 +45,11 @@ from inferact_langgraph.guard.authorization import (
     locked_copy,
 )
 from inferact_langgraph.guard.binding import args_digest, authorize, current_thread
+from inferact_langgraph.guard.boundaries import (
+    DEFAULT_TIMEOUT,
+    BoundaryJudge,
+    resolve_boundary_model,
+)
 from inferact_langgraph.guard.check import CriticStep
 from inferact_langgraph.guard.marks import CriticalSpec, critical_spec
 from inferact_langgraph.guard.memory import FeedbackMemory, MemoryKeeper
@@ -86,6 +91,8 @@ class InferActGuard:
 
     Attributes:
         locator: Which task and which actions a call is judged on.
+        boundary_judge: Decides, once per user message, whether a message the rule takes for
+            a new request continues an earlier one (no model: never asked).
         critic_step: Which calls are critical; the critic's records.
         protocol: The review round; refusals; calls closed by a new user message.
         memory: The feedback memory: whose it is, loading and saving it.
@@ -110,10 +117,23 @@ class InferActGuard:
             task_extractor=self.options.task_extractor,
             critical_tools=self.specs,
         )
+        judge_model = (
+            resolve_boundary_model(self.options.request_boundaries, critic)
+            if self.options.scope == "request"
+            else None
+        )
+        self.boundary_judge = BoundaryJudge(
+            model=judge_model,
+            critical_tools=self.specs,
+            timeout=getattr(critic, "timeout", DEFAULT_TIMEOUT)
+            if judge_model is getattr(critic, "model", None)
+            else DEFAULT_TIMEOUT,
+        )
         self.critic_step = CriticStep(
             critic=critic,
             specs=self.specs,
             locator=self.locator,
+            judge=self.boundary_judge,
             key=self.options.key,
             spot_check=SpotCheck(rate=self.options.spot_check, seed=self.options.spot_check_seed),
         )

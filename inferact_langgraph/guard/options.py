@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from langchain_core.runnables import Runnable
+
 from inferact_langgraph.guard.memory import MemoryNamespace
 from inferact_langgraph.guard.payloads import DECISION_TYPES, is_decision_type
 from inferact_langgraph.labels import ReviewLabels, SpotCheck
@@ -25,13 +27,39 @@ __all__ = [
     "MemoryNamespace",
     "OnCriticError",
     "OnReject",
+    "RequestBoundaries",
     "Scope",
+    "check_request_boundaries",
     "resolve_options",
 ]
 
 OnCriticError = Literal["interrupt", "block", "allow"]
 OnReject = Literal["continue", "retry", "end"]
 Scope = Literal["request", "thread"]
+RequestBoundaries = Literal["model", "rules"]
+"""``"model"``: a chat model judges the rule's candidate request starts (the guard's, if it has
+one); ``"rules"``: the deterministic rule alone, no model call. A chat model instance may be
+given instead of either (:mod:`inferact_langgraph.guard.boundaries`)."""
+
+
+def check_request_boundaries(setting: Any) -> None:
+    """Raise ``ValueError`` unless ``setting`` is ``"model"``, ``"rules"`` or a chat model.
+
+    Example:
+        >>> check_request_boundaries("always")
+        Traceback (most recent call last):
+        ...
+        ValueError: request_boundaries must be 'model' (the guard's chat model, if it has one), 'rules' (the deterministic rule alone, no model call) or a chat model instance, got 'always'
+    """  # noqa: E501
+    if isinstance(setting, Runnable):
+        return
+    if isinstance(setting, str) and setting in get_args(RequestBoundaries):
+        return
+    shown = repr(setting) if isinstance(setting, str) else f"a {type(setting).__name__}"
+    raise ValueError(
+        "request_boundaries must be 'model' (the guard's chat model, if it has one), 'rules' "
+        "(the deterministic rule alone, no model call) or a chat model instance, got " + shown
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +78,13 @@ class GuardOptions:
             against all the user's requests in order, on every action of the thread (see
             :mod:`inferact_langgraph.guard.requests`).
         task_extractor: ``state -> str``: the user's real task, instead of the request(s).
+        request_boundaries: With ``scope="request"``, who decides where a request begins.
+            ``"model"`` (default): a deterministic rule proposes the starts and, where it
+            proposes a new request, the guard's chat model (``model=``, or the critic's own)
+            decides, once per user message, whether the message continues an earlier request
+            instead (no model: the rule alone). ``"rules"``: the rule alone, no model call. A
+            chat model instance: that model decides (see
+            :mod:`inferact_langgraph.guard.boundaries`).
         memory: Where feedback is kept across threads (a ``FeedbackMemory``).
         memory_namespace: ``config -> labels``: whose feedback memory a run uses. Default:
             the LangGraph server's authenticated user
@@ -73,6 +108,7 @@ class GuardOptions:
     max_trials: int = 3
     scope: Scope = "request"
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
+    request_boundaries: RequestBoundaries | Runnable[Any, Any] = "model"
     memory: Any = None
     memory_namespace: MemoryNamespace | None = None
     allowed_decisions: Sequence[str] = DECISION_TYPES
@@ -106,6 +142,7 @@ class GuardOptions:
             )
         if self.scope not in get_args(Scope):
             raise ValueError(f"scope must be 'request' or 'thread', got {self.scope!r}")
+        check_request_boundaries(self.request_boundaries)
         for name in ("task_extractor", "memory_namespace"):
             value = getattr(self, name)
             if value is not None and not callable(value):

@@ -26,6 +26,8 @@ from inferact_langgraph.guard.payloads import ActionStep
 
 __all__ = [
     "AuditEntry",
+    "BoundaryBy",
+    "BoundaryDecision",
     "CheckDecision",
     "CheckRecord",
     "DecidedBy",
@@ -37,6 +39,23 @@ __all__ = [
 ]
 
 DecidedBy = Literal["critic", "human", "policy", "guard", "user"]
+
+BoundaryBy = Literal["rules", "model"]
+"""Who drew where the task of a check begins: the deterministic rule alone, or a chat model
+that judged a candidate boundary (:mod:`inferact_langgraph.guard.boundaries`)."""
+
+
+class BoundaryDecision(TypedDict):
+    """Whether a user message the rule takes for a new request begins one, as judged once."""
+
+    continues: bool
+    """True: it continues, revises or returns to an earlier request (merged into the request
+    before it); False: it begins a new request (the rule's start is kept)."""
+    decided_by: BoundaryBy
+    """``"model"``: the judge's answer; ``"rules"``: no usable answer (a failure, a time-out,
+    an answer in no known form), so the rule's start is kept."""
+    reason: str
+    """The judge's short reason, or why it gave no usable answer (a few hundred characters)."""
 
 
 class CheckRecord(TypedDict, total=False):
@@ -60,6 +79,9 @@ class CheckRecord(TypedDict, total=False):
     scope: str
     """Where that task came from: ``"request"`` (the user's current request), ``"thread"``
     (all their requests, in order) or ``"custom"`` (a ``task_extractor``)."""
+    boundary_by: BoundaryBy
+    """Whether a chat model judged where the current request begins (``"model"``), or the
+    deterministic rule alone drew it (``"rules"``)."""
     action_chain: list[ActionStep]
     """The steps the critic judged (thoughts excluded), the pending call last."""
     score: float | None
@@ -104,6 +126,8 @@ class AuditEntry(TypedDict):
     """The user's task the call was judged against."""
     scope: NotRequired[str]
     """Where that task came from (``"request"``, ``"thread"`` or ``"custom"``)."""
+    boundary_by: NotRequired[BoundaryBy]
+    """Whether a chat model judged where the request of that task begins (``"model"``)."""
     action_chain: list[ActionStep]
     options: list[str]
     option_probs: dict[str, float]
@@ -251,6 +275,8 @@ def audit_entry(
     )
     if scope := record.get("scope"):
         entry["scope"] = scope
+    if boundary_by := record.get("boundary_by"):
+        entry["boundary_by"] = boundary_by
     if (record.get("spot_check") or {}).get("selected"):
         entry["spot_check"] = True
     if feedback is not None:

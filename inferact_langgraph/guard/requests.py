@@ -13,8 +13,20 @@ agent did not ask the user anything (its last reply is not a question, other tha
 So "email the Q3 numbers to Dana", answered "Sent.", then
 "now transfer 500 dollars to Bob" are two requests: the transfer is judged against itself, on
 its own actions, and an e-mail sent again is judged against the transfer. While the agent is
-still asking (which flight? shall I proceed?) the user's answers continue the request. The
-rule is deterministic and costs nothing: no model call decides where a request begins.
+still asking (which flight? shall I proceed?) the user's answers continue the request.
+
+The rule is deterministic and free, but it cannot read meaning: "could you adjust the payment
+method?" right after a booking ran looks like a new request to it. Its starts after the first
+request are therefore only *candidates* (:func:`candidate_starts`): in the critic step, before
+the calls are judged, the request-boundary judge
+(:class:`~inferact_langgraph.guard.boundaries.BoundaryJudge`) asks the guard's chat model, once
+per candidate user message, whether it begins a new request or continues, revises or returns
+to an earlier one. It sees the user's messages, grouped by request, and the critical actions
+that ran (name and arguments), never a tool's output or the agent's prose. Its decisions are
+kept in state by message id (``inferact_boundaries``) and every reader of the state (later
+checks, the review, the memory) applies them: a ``CONTINUES`` merges the candidate into the
+request before it, and nothing else moves a start (the judge can merge, never split). A failed
+judgement keeps the rule's start. ``request_boundaries="rules"`` turns the judge off.
 
 ``scope="thread"`` judges every call against all the user's requests, listed in order, on every
 action of the thread. A ``task_extractor`` (``state -> str``) replaces the task text in either
@@ -74,7 +86,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from inferact_langgraph.guard.memory import is_injected
 from inferact_langgraph.guard.options import Scope
 from inferact_langgraph.guard.provenance import is_tool_added
-from inferact_langgraph.guard.state import messages_of, raw_state
+from inferact_langgraph.guard.records import BoundaryBy, BoundaryDecision
+from inferact_langgraph.guard.state import boundaries_of, messages_of, raw_state
 from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
@@ -194,19 +207,19 @@ def _finished_an_action(messages: Sequence[BaseMessage], critical_tools: Contain
     )
 
 
-def request_start_positions(
+def candidate_starts(
     messages: Sequence[BaseMessage], critical_tools: Container[str] = frozenset()
 ) -> list[int]:
-    """The positions of the user's messages that begin a request, oldest first.
+    """The positions where the deterministic rule begins a new request, after the first one.
 
-    Every other request position continues the request before it (an answer to the agent's
-    question, a choice, a confirmation). A message begins a new request when a critical call
-    ran since the user's previous message and the agent's last reply before it asks nothing,
-    or when the user wrote it instead of deciding a pending review (the skipped calls were
-    closed with InferAct's "superseded" answers).
+    Only these can be questioned by the request-boundary judge
+    (:mod:`~inferact_langgraph.guard.boundaries`): a message continues the request before it
+    when a critical call ran since the user's previous message and the agent's last reply
+    before it asks nothing, or when the user wrote it instead of deciding a pending review
+    (the skipped calls were closed with InferAct's "superseded" answers).
     """
     positions = request_positions(messages)
-    starts = positions[:1]
+    starts: list[int] = []
     for previous, position in itertools.pairwise(positions):
         between = messages[previous + 1 : position]
         replies = [m for m in between if isinstance(m, AIMessage) and not m.tool_calls]
@@ -215,6 +228,31 @@ def request_start_positions(
         if skipped or (_finished_an_action(between, critical_tools) and not asked):
             starts.append(position)
     return starts
+
+
+def continues(message: BaseMessage, boundaries: Mapping[str, BoundaryDecision]) -> bool:
+    """Whether a judged decision merges ``message`` into the request before it."""
+    decision = boundaries.get(message.id) if message.id else None
+    return bool(decision and decision.get("continues"))
+
+
+def request_start_positions(
+    messages: Sequence[BaseMessage],
+    critical_tools: Container[str] = frozenset(),
+    boundaries: Mapping[str, BoundaryDecision] | None = None,
+) -> list[int]:
+    """The positions of the user's messages that begin a request, oldest first.
+
+    Every other request position continues the request before it (an answer to the agent's
+    question, a choice, a confirmation). The first request always begins one; after it, the
+    rule's :func:`candidate_starts` do, except those a judged decision in ``boundaries``
+    (by message id) says continue an earlier request: a decision can only merge, never split.
+    """
+    positions = request_positions(messages)
+    candidates = candidate_starts(messages, critical_tools)
+    if boundaries:
+        candidates = [p for p in candidates if not continues(messages[p], boundaries)]
+    return positions[:1] + candidates
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,7 +291,7 @@ class TaskLocator:
         """
         messages = messages_of(state)
         positions = request_positions(messages)
-        starts = request_start_positions(messages, self.critical_tools)
+        starts = set(request_start_positions(messages, self.critical_tools, boundaries_of(state)))
         grouped: list[list[str]] = []
         for position in positions:
             if position in starts or not grouped:
@@ -261,9 +299,17 @@ class TaskLocator:
             grouped[-1].append(_text_of(messages[position].content))
         return ["\n".join(texts) for texts in grouped]
 
-    def start(self, messages: Sequence[BaseMessage]) -> int:
-        """Where the window starts: the current request's first message (thread: the first)."""
-        starts = request_start_positions(messages, self.critical_tools)
+    def start(
+        self,
+        messages: Sequence[BaseMessage],
+        boundaries: Mapping[str, BoundaryDecision] | None = None,
+    ) -> int:
+        """Where the window starts: the current request's first message (thread: the first).
+
+        ``boundaries`` are the judged decisions by message id (the state's, see
+        :func:`request_start_positions`).
+        """
+        starts = request_start_positions(messages, self.critical_tools, boundaries)
         if not starts:
             return 0
         return starts[0] if self.scope == "thread" else starts[-1]
@@ -271,7 +317,29 @@ class TaskLocator:
     def window(self, state: Any) -> list[BaseMessage]:
         """The messages S is read from: from the request in scope to the newest message."""
         messages = messages_of(state)
-        return list(messages[self.start(messages) :])
+        return list(messages[self.start(messages, boundaries_of(state)) :])
+
+    def boundary_by(self, state: Any) -> BoundaryBy:
+        """``"model"`` when a judged decision drew where the current request begins.
+
+        The candidates are walked from the newest back to the one that begins the request;
+        ``"rules"`` when none of them was decided by a model (or the scope is the thread).
+        """
+        if self.scope != "request":
+            return "rules"
+        messages = messages_of(state)
+        boundaries = boundaries_of(state)
+        by: BoundaryBy = "rules"
+        for position in reversed(candidate_starts(messages, self.critical_tools)):
+            message = messages[position]
+            decision = boundaries.get(message.id) if message.id else None
+            if decision is None:
+                break
+            if decision.get("decided_by") == "model":
+                by = "model"
+            if not decision.get("continues"):
+                break
+        return by
 
     def task(self, state: Any) -> str:
         """The user's real task t*.

@@ -506,7 +506,7 @@ class ReviewProtocol:
         if self.options.task_extractor is not None:
             return [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(self.task_of(view))]
         messages = view.messages
-        start = self.locator.start(messages)
+        start = self.locator.start(messages, view.boundaries)
         keep = set(request_positions(messages))
         return [
             RemoveMessage(id=m.id)

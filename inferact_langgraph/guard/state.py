@@ -27,17 +27,24 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import AgentState, OmitFromInput
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from typing_extensions import TypedDict
 
-from inferact_langgraph.guard.records import AuditEntry, CheckRecord, FeedbackEntry, MemoryContext
+from inferact_langgraph.guard.records import (
+    AuditEntry,
+    BoundaryDecision,
+    CheckRecord,
+    FeedbackEntry,
+    MemoryContext,
+)
 
 __all__ = [
     "AUDIT",
+    "BOUNDARIES",
     "CHECKS",
     "FEEDBACK",
     "KEYS",
@@ -64,12 +71,17 @@ MEMORY = "inferact_memory"
 """Earlier feedback for the task in scope, for the actor's model call."""
 ROUTE = "inferact_route"
 """Where ``with_inferact``'s gate sends the run next."""
-KEYS = (CHECKS, AUDIT, FEEDBACK, TRIAL, MEMORY, ROUTE)
+BOUNDARIES = "inferact_boundaries"
+"""The request-boundary judge's decision per human message id (does it begin a request?)."""
+KEYS = (CHECKS, AUDIT, FEEDBACK, TRIAL, MEMORY, ROUTE, BOUNDARIES)
 """Every key the guard may write."""
 
 
 def merge_checks(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Reducer for the check records: updates merge by tool call id (safe under fan-out)."""
+    """Reducer for the check records and the boundary decisions: updates merge by key.
+
+    Keyed by tool call id and by message id, they stay safe under fan-out.
+    """
     merged = dict(left or {})
     merged.update(right or {})
     return merged
@@ -105,6 +117,11 @@ class GuardState(TypedDict):
     """Earlier feedback for the task in scope, for the actor's model call (never a message)."""
     inferact_route: NotRequired[Annotated[str | None, OmitFromInput, latest]]
     """Where the gate sends the run next: ``None``, ``"review"``, ``"retry"`` or ``"end"``."""
+    inferact_boundaries: NotRequired[
+        Annotated[dict[str, BoundaryDecision], OmitFromInput, merge_checks]
+    ]
+    """The request-boundary judge's decision per human message id, written by the check that
+    asked (:mod:`inferact_langgraph.guard.boundaries`): asked once per message, then read."""
 
 
 class InferActState(AgentState, GuardState):
@@ -122,6 +139,15 @@ def messages_of(state: Any) -> list[AnyMessage]:
     if messages is None:
         messages = getattr(state, "messages", None)
     return list(messages or [])
+
+
+def boundaries_of(state: Any) -> Mapping[str, BoundaryDecision]:
+    """The request-boundary decisions of a view, a dict state or an object state."""
+    if isinstance(state, StateView):
+        return state.boundaries
+    if isinstance(state, list):  # a bare message list carries no decisions
+        return {}
+    return value_of(state, BOUNDARIES) or {}
 
 
 def raw_state(state: Any) -> Any:
@@ -171,6 +197,7 @@ class StateView:
         ai: That AI message, or ``None``.
         pending: Its calls that no later tool message answers, with their positions.
         checks: The check records by tool call id.
+        boundaries: The request-boundary decisions by human message id.
     """
 
     state: Any
@@ -179,6 +206,7 @@ class StateView:
     ai: AIMessage | None
     pending: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     checks: Mapping[str, CheckRecord] = field(default_factory=dict)
+    boundaries: Mapping[str, BoundaryDecision] = field(default_factory=dict)
 
     @classmethod
     def read(cls, state: Any) -> StateView:
@@ -191,20 +219,29 @@ class StateView:
     def of(cls, state: Any, messages: list[AnyMessage]) -> StateView:
         """The view of ``state`` with these messages (e.g. with an edited AI message)."""
         position = last_ai_position(messages)
+        checks = value_of(state, CHECKS) or {}
+        boundaries = value_of(state, BOUNDARIES) or {}
         if position is None:
-            return cls(state, messages, None, None, [], value_of(state, CHECKS) or {})
+            return cls(state, messages, None, None, [], checks, boundaries)
         ai = messages[position]
         assert isinstance(ai, AIMessage)  # last_ai_position finds AI messages only
         done = answered_after(messages, position)
         pending = [(i, dict(c)) for i, c in enumerate(ai.tool_calls) if c.get("id") not in done]
-        return cls(state, messages, position, ai, pending, value_of(state, CHECKS) or {})
+        return cls(state, messages, position, ai, pending, checks, boundaries)
 
     def with_messages(self, messages: list[AnyMessage]) -> StateView:
         """This view with other messages (the state's other keys as they are)."""
         state = self.state
         if isinstance(state, Mapping):
             state = {**state, "messages": messages}
-        return StateView.of(state, messages)
+        view = StateView.of(state, messages)
+        return replace(view, boundaries=self.boundaries) if self.boundaries else view
+
+    def with_boundaries(self, decisions: Mapping[str, BoundaryDecision]) -> StateView:
+        """This view with ``decisions`` added to its boundary decisions (the state unchanged)."""
+        if not decisions:
+            return self
+        return replace(self, boundaries={**self.boundaries, **decisions})
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value of a key of the state (``default`` when it is not there)."""
