@@ -519,7 +519,6 @@ async def test_with_a_store_a_fork_in_another_process_does_not_run_the_call_agai
     assert bought() == [{"asin": "B09", "price": 99.0}]
     # Another process: its own (empty) ledger; the store still remembers the use.
     monkeypatch.setattr(_authorization, "LEDGER", _authorization.ConsumptionLedger())
-    monkeypatch.setattr("inferact_langgraph.guard.core.LEDGER", _authorization.LEDGER)
     forks = [
         s
         for s in graph.get_state_history(cfg())

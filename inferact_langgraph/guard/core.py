@@ -36,14 +36,8 @@ from typing import Any, cast
 from langgraph.func import task
 
 from inferact_langgraph.critics.base import Critic
+from inferact_langgraph.guard import authorization
 from inferact_langgraph.guard._compat import tool_node_with_tools
-from inferact_langgraph.guard.authorization import (
-    LEDGER,
-    Authorization,
-    is_locked,
-    issue,
-    locked_copy,
-)
 from inferact_langgraph.guard.binding import args_digest, authorize, current_thread
 from inferact_langgraph.guard.boundaries import (
     DEFAULT_TIMEOUT,
@@ -168,7 +162,7 @@ class InferActGuard:
     # ------------------------------------------------------------------ the lock
     def permit(
         self, state: Any, call: Mapping[str, Any]
-    ) -> tuple[Authorization | None, str | None]:
+    ) -> tuple[authorization.Authorization | None, str | None]:
         """``(authorization, None)`` for a critical call that may run now, else ``(None, why)``.
 
         The authorization is issued from the bound, approving record and is refused when its
@@ -177,28 +171,28 @@ class InferActGuard:
         record, reason = authorize(state, call, key=self.options.key)
         if record is None:
             return None, reason
-        auth = issue(record)
-        return (None, USED) if LEDGER.is_used(auth) else (auth, None)
+        auth = authorization.issue(record)
+        return (None, USED) if authorization.LEDGER.is_used(auth) else (auth, None)
 
     async def apermit(
         self, state: Any, call: Mapping[str, Any]
-    ) -> tuple[Authorization | None, str | None]:
+    ) -> tuple[authorization.Authorization | None, str | None]:
         """Async :meth:`permit` (the store is read asynchronously)."""
         record, reason = authorize(state, call, key=self.options.key)
         if record is None:
             return None, reason
-        auth = issue(record)
-        return (None, USED) if await LEDGER.ais_used(auth) else (auth, None)
+        auth = authorization.issue(record)
+        return (None, USED) if await authorization.LEDGER.ais_used(auth) else (auth, None)
 
-    def exempt(self, call: Mapping[str, Any], tool: Any) -> Authorization | None:
+    def exempt(self, call: Mapping[str, Any], tool: Any) -> authorization.Authorization | None:
         """An authorization for a locked tool's call that the guard's own spec does not check.
 
         ``critical={"buy_now": CriticalSpec(when=...)}`` overrides a ``@critical`` mark: a
         call its ``when`` leaves out runs as a plain call, once, like any other.
         """
-        if not is_locked(tool) or self.critic_step.is_critical(call, tool):
+        if not authorization.is_locked(tool) or self.critic_step.is_critical(call, tool):
             return None
-        return Authorization(
+        return authorization.Authorization(
             thread=current_thread(),
             ai_message_id=None,
             index=None,
@@ -215,11 +209,11 @@ class InferActGuard:
         if not isinstance(name, str):
             return tool
         spec = self.specs.get(name)
-        if spec is None or is_locked(tool):
+        if spec is None or authorization.is_locked(tool):
             return tool
         cached = self._locked.get(name)
         if cached is None or cached[0] is not tool:
-            cached = (tool, locked_copy(tool, spec.applies))
+            cached = (tool, authorization.locked_copy(tool, spec.applies))
             self._locked[name] = cached
         return cached[1]
 
