@@ -68,8 +68,9 @@ SOURCES = {
         (DATA / "hotpotqa-trial1-capable-model-answers.jsonl",),
     ),
 }
-CRITICS = ("inferact", "standard")
-COMBINED = "inferact+standard"
+CRITICS = ("inferact", "standard", "inferact+standard")
+#: The critics of the "either one doubts" rule.
+EITHER = ("inferact", "standard")
 METHOD = "platt-logit"  # two parameters: the least a small sample can overfit
 FOLDS = 5
 REPEATS = 20
@@ -141,15 +142,6 @@ def replay(setting: str) -> dict[str, Scored]:
             prompt_tokens=statistics.fmean(u["input_tokens"] for u in usage),
             output_tokens=statistics.fmean(u["output_tokens"] for u in usage),
         )
-    first, second = (scored[name] for name in CRITICS)
-    scored[COMBINED] = Scored(
-        ids=first.ids,
-        scores=[(a + b) / 2 for a, b in zip(first.scores, second.scores, strict=True)],
-        on_track=first.on_track,
-        calls=first.calls + second.calls,
-        prompt_tokens=first.prompt_tokens + second.prompt_tokens,
-        output_tokens=first.output_tokens + second.output_tokens,
-    )
     return scored
 
 
@@ -236,10 +228,8 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
         for name, s in scored.items():
             auc_pr, roc = ranking(s)
             cv_off, cv_on = cross_validated(s)
-            calibration = (
-                default_calibration(name, source.preset, with_rules=source.rules is not None)
-                if name in CRITICS
-                else fit(s)
+            calibration = default_calibration(
+                name, source.preset, with_rules=source.rules is not None
             )
             if calibration is None:
                 raise RuntimeError(f"no shipped calibration for {name} in {setting!r}: run --fit")
@@ -250,10 +240,10 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
                 f"| {100 * cv_on:.0f}% | {off} / {n_off} | {on} / {n_on} | {s.calls:.0f} "
                 f"| {s.prompt_tokens:.0f} | {s.output_tokens:.0f} |"
             )
-        either_off, either_on = cross_validated(*(scored[name] for name in CRITICS))
+        either_off, either_on = cross_validated(*(scored[name] for name in EITHER))
         lines += [
             "",
-            f"Flagging when either {' or '.join(CRITICS)} doubts (each calibrated, both run): "
+            f"Flagging when either {' or '.join(EITHER)} doubts (each calibrated, both run): "
             f"{100 * either_off:.0f}% of mistakes and {100 * either_on:.0f}% of correct calls "
             "flagged, cross-validated.",
             "",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
+from inferact_langgraph.critics.combined import InferActStandardCritic
 from inferact_langgraph.critics.inferact import InferActCritic
 from inferact_langgraph.critics.logprob import LogprobCritic
 from inferact_langgraph.critics.multistep import AGGREGATIONS, MultiStepCritic, aggregate_steps
@@ -23,6 +24,7 @@ __all__ = [
     "CRITIC_SPECS",
     "Critic",
     "InferActCritic",
+    "InferActStandardCritic",
     "LogprobCritic",
     "MultiStepCritic",
     "RiskLevel",
@@ -41,6 +43,7 @@ CRITIC_SPECS: tuple[str, ...] = (
     "multistep",
     *(f"multistep:{how}" for how in AGGREGATIONS),
     "logprob",
+    "inferact+standard",
 )
 """Every spec :func:`make_critic` accepts."""
 
@@ -49,7 +52,8 @@ def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
     """Build a critic from a short spec.
 
     The specs: ``inferact``, ``standard``, ``self_consistency``, ``multistep``,
-    ``multistep:<min|max|mean|product>`` and ``logprob``.
+    ``multistep:<min|max|mean|product>``, ``logprob`` and ``inferact+standard`` (both InferAct
+    and standard evaluation, their scores averaged: :mod:`~inferact_langgraph.critics.combined`).
 
     Args:
         spec: The critic spec.
@@ -67,11 +71,13 @@ def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
         ...
         ValueError: unknown critic spec 'judge'; valid specs: inferact, standard, \
 self_consistency, multistep, multistep:min, multistep:max, multistep:mean, multistep:product, \
-logprob
+logprob, inferact+standard
     """
     name, _, option = str(spec).strip().partition(":")
     if spec not in CRITIC_SPECS:
         raise ValueError(f"unknown critic spec {spec!r}; valid specs: {', '.join(CRITIC_SPECS)}")
+    if spec == "inferact+standard":
+        return InferActStandardCritic(model=model, **kwargs)
     if name == "inferact":
         return InferActCritic(model=model, **kwargs)
     if name == "standard":

@@ -49,6 +49,7 @@ You will be given the trajectory an agent performed with tools for a given userâ
 The answer is: <Correct/Incorrect>
 Confidence: <A probability ranging from 0.0 to 1.0 of the task being correct>
 Justification: <A brief justification for your response>
+Remember, the task may be several messages of the user in order: later messages add details, choose among the options the agent offered, confirm, or change the request. Check every detail the last action commits to (the records, items or people it acts on, amounts, dates, options, payment methods and the amount charged to each) against what the task asks for and against what the observations show: the trajectory is not on track when the last action contradicts something the user stated or chose, does something the user did not ask for, or does what the user asked not to do. Where the user gives a criterion instead of a value (the cheapest option, the original payment method, within a budget, a free allowance, all of them), check the value against the observations. Something the agent offered and the user accepted counts as asked for. If some details of the agentâ€™s actions are not specified in the task, you should not consider them in your judgement. Parts of the task that the agent has not started yet are not errors.
 The task is: {instruction}
 The trajectory is {trajectory}"""
 

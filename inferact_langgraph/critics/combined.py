@@ -1,0 +1,97 @@
+r"""InferAct and standard evaluation together: both judge the call, their raw scores averaged.
+
+On real tool-agent conversations (docs/quality.md) neither critic alone catches as many
+mistakes at as few false alarms as their mean: InferAct doubts a call whose details reveal
+another task, standard evaluation one whose details break what the user said, and each misses
+some of what the other sees. :class:`InferActStandardCritic` (spec ``"inferact+standard"``)
+runs both concurrently on the same trajectory and averages their *raw* scores; its own
+calibration (shipped for the ``generic`` and ``hotpotqa`` presets) then maps the mean to
+P(on track). It costs both: four model calls per check (three for InferAct, one for standard
+evaluation), about 1.3 times InferAct's tokens.
+
+The review still shows InferAct's inferred tasks and options, and both justifications.
+
+Example:
+    >>> from inferact_langgraph.testing import scripted_critic_model
+    >>> from inferact_langgraph.trajectory import Step, Trajectory
+    >>> critic = InferActStandardCritic(model=scripted_critic_model(0.8), calibration=None)
+    >>> v = critic.evaluate(Trajectory("buy a mug", (Step("buy(B01)"),)))
+    >>> round(v.score, 2), v.usage.model_calls, sorted(v.raw)
+    (0.8, 4, ['inference', 'standard', 'verification_original', 'verification_reversed'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
+from inferact_langgraph.critics.inferact import InferActCritic
+from inferact_langgraph.critics.standard import StandardEvalCritic
+from inferact_langgraph.trajectory import Trajectory
+
+__all__ = ["InferActStandardCritic"]
+
+
+class InferActStandardCritic(Critic):
+    """InferAct and standard evaluation on one check; the score is the mean of their raw scores.
+
+    Args:
+        num_tasks: InferAct's number of inferred tasks (default 3).
+        **kwargs: The :class:`~inferact_langgraph.critics.base.Critic` options, shared by both
+            critics; ``calibration`` applies to the mean (both run uncalibrated).
+
+    Example:
+        >>> from inferact_langgraph.critics import make_critic
+        >>> critic = make_critic("inferact+standard", model=None)
+        >>> critic.name, critic.calibration.info["critic"]
+        ('inferact+standard', 'inferact+standard')
+    """
+
+    name: ClassVar[str] = "inferact+standard"
+
+    def __init__(self, *, num_tasks: int = 3, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        shared: dict[str, Any] = {
+            "model": self.model,
+            "threshold": self.threshold,
+            "preset": self.preset,
+            "risk_aware": self.risk_aware,
+            "budget": self.budget,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "rules": self.rules,
+            "calibration": None,  # the mean of the raw scores is what this critic calibrates
+        }
+        self.inferact = InferActCritic(num_tasks=num_tasks, **shared)
+        self.standard = StandardEvalCritic(**shared)
+
+    def cache_fingerprint(self) -> dict[str, Any]:
+        """What decides this critic's verdicts: both critics' settings."""
+        from inferact_langgraph.cache import critic_fingerprint
+
+        return {
+            "inferact": critic_fingerprint(self.inferact),
+            "standard": critic_fingerprint(self.standard),
+            "calibration": None if self.calibration is None else self.calibration.params,
+        }
+
+    async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
+        inferact, standard = await asyncio.gather(
+            self.inferact.aevaluate(trajectory, risk=risk),
+            self.standard.aevaluate(trajectory, risk=risk),
+        )
+        return self.verdict(
+            score=(inferact.score + standard.score) / 2,
+            usage=inferact.usage + standard.usage,
+            inferred_tasks=inferact.inferred_tasks,
+            options=inferact.options,
+            option_probs=inferact.option_probs,
+            order_probs=inferact.order_probs,
+            justification=(
+                f"InferAct: {inferact.justification}\n"
+                f"Standard evaluation: {standard.justification}"
+            ),
+            raw={**inferact.raw, **standard.raw},
+            risk=risk,
+        )
