@@ -157,6 +157,20 @@ def _dana_and_bob(judge: Any, **arguments: Any) -> tuple[ScriptedCritic, dict[st
     return critic, {**graph.get_state(config).values, **out}
 
 
+def test_with_the_rule_alone_a_new_request_is_judged_alone_and_a_repeated_email_is_flagged():
+    """No model decides: the transfer is judged against the transfer, and the e-mail sent
+    again is judged against the transfer too, so a critic that reads the task doubts it, the
+    human is asked, and the e-mail is not sent twice."""
+    critic, out = _dana_and_bob("rules")
+    first, again = critic.trajectories
+    assert first.task == "email the Q3 numbers to Dana"
+    assert again.task == "now transfer 500 dollars to Bob"
+    assert [s.tool_name for s in again.steps] == ["send_email"]  # only this request's actions
+    (request,) = out["__interrupt__"][0].value["action_requests"]
+    assert request["inferact"]["task"] == "now transfer 500 dollars to Bob"  # shown to the human
+    assert not out.get(BOUNDARIES)  # nothing asked, nothing recorded
+
+
 def test_a_new_request_stays_apart_and_a_repeated_email_is_flagged():
     judge = _judge("A transfer is another action than the e-mail.\nAnswer: NEW")
     critic, out = _dana_and_bob(judge)

@@ -18,14 +18,8 @@ from collections import Counter
 
 import pytest
 from conftest import ROOT
-from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.tools import StructuredTool
-from langgraph.checkpoint.memory import InMemorySaver
 
-from inferact_langgraph import with_inferact
 from inferact_langgraph.replay import ReplayChatModel, Transcript
-from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
 
 sys.path.insert(0, str(ROOT / "bench"))
 import bench_request_boundaries as tau  # the replay lives with its benchmark
@@ -90,49 +84,6 @@ def test_a_request_that_began_after_a_finished_action_leaves_the_finished_one_ou
         assert len(chain) < made + 1  # S starts at the request, not at the conversation's start
     for _tool, _task, chain, _said, made in whole:
         assert len(chain) == made + 1  # S is every action since the first message
-
-
-def test_a_new_request_after_a_finished_one_is_judged_alone_and_a_repeat_is_flagged():
-    """ "email the Q3 numbers to Dana" was done; "now transfer 500 dollars to Bob" follows. The
-    transfer is judged against the transfer; an e-mail sent again is judged against the
-    transfer too, so a critic that reads the task doubts it and the human is asked."""
-    sent: list[tuple[str, dict]] = []
-
-    def send_email(to: str, body: str) -> str:
-        """Send an e-mail."""
-        sent.append(("send_email", {"to": to}))
-        return "sent"
-
-    def transfer(to: str, amount: int) -> str:
-        """Transfer money."""
-        sent.append(("transfer", {"to": to, "amount": amount}))
-        return "done"
-
-    def email(call_id: str) -> AIMessage:
-        args = {"to": "dana", "body": "Q3"}
-        return AIMessage("", tool_calls=[{"name": "send_email", "args": args, "id": call_id}])
-
-    actor = ScriptedChatModel(replies=[email("e-1"), "Sent.", email("e-2"), "Done."])
-    tools = [StructuredTool.from_function(send_email), StructuredTool.from_function(transfer)]
-    critic = ScriptedCritic(
-        score_fn=lambda t: 0.9 if t.steps[-1].tool_name.split("_")[-1] in t.task else 0.1
-    )
-    graph = with_inferact(
-        create_agent(actor, tools),
-        critic=critic,
-        critical=["send_email", "transfer"],
-        checkpointer=InMemorySaver(),
-    )
-    config = {"configurable": {"thread_id": "dana"}}
-    graph.invoke({"messages": [HumanMessage("email the Q3 numbers to Dana")]}, config)
-    out = graph.invoke({"messages": [HumanMessage("now transfer 500 dollars to Bob")]}, config)
-    first, again = critic.trajectories
-    assert first.task == "email the Q3 numbers to Dana"
-    assert again.task == "now transfer 500 dollars to Bob"
-    assert [s.tool_name for s in again.steps] == ["send_email"]  # only this request's actions
-    assert "__interrupt__" in out and sent == [("send_email", {"to": "dana"})]
-    (request,) = out["__interrupt__"][0].value["action_requests"]
-    assert request["inferact"]["task"] == "now transfer 500 dollars to Bob"  # shown to the human
 
 
 def test_the_quality_page_states_the_replayed_counts(judged):
