@@ -189,9 +189,17 @@ def _start_of(task: str, said: Sequence[str]) -> int:
     raise AssertionError(f"the task is not a run of the customer's messages: {task[:80]!r}")
 
 
-def _setup(
-    conversation: dict, boundaries: Any, timeout: float | None
-) -> tuple[Any, ScriptedCritic, list[tuple[str, list[AIMessage]]]] | None:
+@dataclass
+class _Run:
+    """One conversation ready to replay: the guarded graph, its critic, what the customer sends."""
+
+    graph: Any
+    critic: ScriptedCritic
+    inputs: list[dict[str, Any]]
+    config: dict[str, Any]
+
+
+def _setup(index: int, conversation: dict, boundaries: Any, timeout: float | None) -> _Run | None:
     flow = turns(conversation)
     tools = recorded_tools(conversation)
     if not any(t.name in STATE_CHANGING for t in tools):
@@ -206,7 +214,9 @@ def _setup(
         request_boundaries=boundaries,
     )
     guard_of(graph).boundary_judge.timeout = timeout
-    return graph, critic, flow
+    # The customer's closing message, which the agent never answered, is left out.
+    inputs = [{"messages": [HumanMessage(customer)]} for customer, agent in flow if agent]
+    return _Run(graph, critic, inputs, {"configurable": {"thread_id": f"tau-{index}"}})
 
 
 def _collect(index: int, conversation: dict, critic: ScriptedCritic, values: Any) -> Replayed:
@@ -241,30 +251,25 @@ def replay(
     index: int, conversation: dict, *, boundaries: Any = "rules", timeout: float | None = 60.0
 ) -> Replayed:
     """Replay one conversation (sync) with ``request_boundaries=boundaries``."""
-    built = _setup(conversation, boundaries, timeout)
-    if built is None:
+    run = _setup(index, conversation, boundaries, timeout)
+    if run is None:
         return Replayed(conversation=index)
-    graph, critic, flow = built
-    config = {"configurable": {"thread_id": f"tau-{index}"}}
-    for customer, agent in flow:
-        if agent:  # the customer's closing message, which the agent never answered, is left out
-            graph.invoke({"messages": [HumanMessage(customer)]}, config)
-    return _collect(index, conversation, critic, graph.get_state(config).values)
+    for payload in run.inputs:
+        run.graph.invoke(payload, run.config)
+    return _collect(index, conversation, run.critic, run.graph.get_state(run.config).values)
 
 
 async def areplay(
     index: int, conversation: dict, *, boundaries: Any = "rules", timeout: float | None = 60.0
 ) -> Replayed:
     """Async :func:`replay` (the judge's calls are awaited: conversations run concurrently)."""
-    built = _setup(conversation, boundaries, timeout)
-    if built is None:
+    run = _setup(index, conversation, boundaries, timeout)
+    if run is None:
         return Replayed(conversation=index)
-    graph, critic, flow = built
-    config = {"configurable": {"thread_id": f"tau-{index}"}}
-    for customer, agent in flow:
-        if agent:
-            await graph.ainvoke({"messages": [HumanMessage(customer)]}, config)
-    return _collect(index, conversation, critic, (await graph.aget_state(config)).values)
+    for payload in run.inputs:
+        await run.graph.ainvoke(payload, run.config)
+    state = await run.graph.aget_state(run.config)
+    return _collect(index, conversation, run.critic, state.values)
 
 
 def conversations() -> list[dict]:
