@@ -11,6 +11,7 @@ from inferact_langgraph.critics import (
     AGGREGATIONS,
     CRITIC_SPECS,
     InferActCritic,
+    InferActStandardCritic,
     MultiStepCritic,
     SelfConsistencyCritic,
     StandardEvalCritic,
@@ -195,7 +196,8 @@ def test_make_critic():
     for how in AGGREGATIONS:
         critic = make_critic(f"multistep:{how}", model=None, threshold=0.3)
         assert critic.aggregation == how and critic.threshold == 0.3
-    assert len(CRITIC_SPECS) == 9
+    assert isinstance(make_critic("inferact+standard", model=None), InferActStandardCritic)
+    assert len(CRITIC_SPECS) == 10
     with pytest.raises(ValueError, match="valid specs: inferact, standard"):
         make_critic("multistep:median", model=None)
     with pytest.raises(ValueError, match="valid presets"):
