@@ -17,9 +17,10 @@ request before it; ``NEW`` keeps the start. The judge can merge, never split.
   second check, a parallel call of the same AI message, a review or a resume reads them. A
   message without an id is taken as ``NEW`` without a call.
 * **What it sees**: the user's earlier messages, grouped by request, the critical actions that
-  ran (tool name and arguments) where they ran, then the candidate message
-  (:mod:`inferact_langgraph.prompts.requests`). Never a tool's output nor the agent's prose:
-  both can carry text a tool wrote, and a prompt injection must not merge requests.
+  ran (the tool's name and the names of its arguments) where they ran, then the candidate
+  message (:mod:`inferact_langgraph.prompts.requests`). Never a tool's output, the agent's
+  prose or an argument's value: each can carry text a tool wrote (an agent copies a page into
+  an e-mail body), and a prompt injection must not merge requests.
 * **Fail safe**: an error, a time-out, or an answer whose last line is not ``Answer: NEW`` or
   ``Answer: CONTINUES`` keeps the rule's start (``NEW``, logged): the smaller request, against
   which fewer actions are justified. No critical call runs because the judge failed.
@@ -72,7 +73,7 @@ from inferact_langgraph.guard.requests import (
 )
 from inferact_langgraph.guard.state import StateView
 from inferact_langgraph.prompts.requests import Line, request_boundary_prompt
-from inferact_langgraph.trajectory import _format_args, _text_of
+from inferact_langgraph.trajectory import _text_of
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -145,8 +146,9 @@ def judge_input(
 
     The earlier requests hold the user's own messages (the requests of
     :func:`~inferact_langgraph.guard.requests.request_positions`, grouped as ``boundaries``
-    and the rule draw them) and the critical actions that ran, each where its AI message
-    stands. Tool results, the agent's text and human messages a tool added are left out.
+    and the rule draw them) and the critical actions that ran (name and argument names), each
+    where its AI message stands. Tool results, the agent's text, argument values and human
+    messages a tool added are left out.
     """
     earlier = messages[:position]
     users = set(request_positions(earlier))
@@ -161,7 +163,10 @@ def judge_input(
         elif isinstance(message, AIMessage) and requests:
             for call in message.tool_calls:
                 if ran.get(str(call.get("id"))) == index:
-                    action = f"{call.get('name')}({_format_args(call.get('args') or {})})"
+                    # Argument names come from the tool's schema; their values may be a
+                    # tool's text, which must not reach the judge.
+                    names = ", ".join(str(name) for name in (call.get("args") or {}))
+                    action = f"{call.get('name')}({names})"
                     requests[-1].append(("action", _short(action, _ACTION_CHARS)))
     text = _short(_text_of(messages[position].content), _MESSAGE_CHARS)
     return requests, text

@@ -6,20 +6,20 @@ Ours. The guard judges a critical call against the user's current request
 begins, and where it proposes a new one, one call with this prompt asks a chat model whether
 the message really begins one or continues an earlier request
 (:mod:`inferact_langgraph.guard.boundaries`). The model sees the user's own messages, grouped by
-request, and the critical actions that ran (tool name and arguments), never a tool's output
-or the agent's prose: text a tool wrote cannot reach it except through the arguments of an
-action, whose answer markers are neutralised. It gives a short reason, then a last line
-``Answer: NEW`` or ``Answer: CONTINUES``.
+request, and the critical actions that ran (the tool's name and its arguments' names), never
+a tool's output, the agent's prose or an argument's value: no text a tool wrote reaches it.
+Answer markers in the user's messages are neutralised. It gives a short reason, then a last
+line ``Answer: NEW`` or ``Answer: CONTINUES``.
 
 Example:
     >>> prompt = request_boundary_prompt(
     ...     [[("user", "book me a flight to Seattle"),
-    ...       ("action", 'book(to="SEA", pay="card")')]],
+    ...       ("action", "book(to, pay)")]],
     ...     "use my gift card instead")
     >>> print(prompt[prompt.index("Request 1:"):prompt.index("Give a short")].strip())
     Request 1:
       User: book me a flight to Seattle
-      Action that ran: book(to="SEA", pay="card")
+      Action that ran: book(to, pay)
     The user's newest message:
       User: use my gift card instead
 """
