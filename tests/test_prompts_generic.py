@@ -84,7 +84,11 @@ def test_generic_prompts_ask_whether_the_action_is_on_track_not_complete():
         "candidate task so far, that is, every action is a step toward the candidate task"
     ) in verification
     assert "Parts of the task that the agent has not started yet are not errors." in verification
-    assert "determine how likely it serves the user’s task so far" in standard
+    # standard evaluation judges the pending call given the ones that already ran
+    assert "how likely its last action is a right step toward the user’s task" in standard
+    assert "makes the last action wrong only if the last action repeats it or builds on it" in (
+        standard
+    )
     assert "a step is correct when it is a step toward the user’s task" in multistep
     # the task judged and the pending step are both in the prompt, as for any preset
     assert f"D. {TASK}" in verification and f"The task is: {TASK}" in standard
