@@ -79,10 +79,14 @@ def test_generic_prompts_ask_whether_the_action_is_on_track_not_complete():
         assert on_track in prompt or "even if the task is not finished after it" in prompt
         assert "fulfilled by" not in prompt and "fulfills the user" not in prompt
         assert "has not been executed yet" in prompt  # the pending action, as before
+    # the pending call is judged, given the earlier actions (which already ran)
     assert (
-        "the likelihood that the Actor’s trajectory, including its last action, serves the "
-        "candidate task so far, that is, every action is a step toward the candidate task"
+        "the likelihood that the Actor’s last action, taken after the actions before it, is a "
+        "right step toward the candidate task"
     ) in verification
+    assert "makes the last action wrong only if the last action repeats it or builds on it" in (
+        verification
+    )
     assert "Parts of the task that the agent has not started yet are not errors." in verification
     # standard evaluation judges the pending call given the ones that already ran
     assert "how likely its last action is a right step toward the user’s task" in standard

@@ -1,9 +1,9 @@
 r"""InferAct and standard evaluation together: both judge the call, their raw scores averaged.
 
-On real tool-agent conversations (docs/quality.md) neither critic alone catches as many
-mistakes at as few false alarms as their mean: InferAct doubts a call whose details reveal
-another task, standard evaluation one whose details break what the user said, and each misses
-some of what the other sees. :class:`InferActStandardCritic` (spec ``"inferact+standard"``)
+On real tool-agent conversations (docs/quality.md) their mean flags fewer correct calls than
+either critic alone, for about the same share of mistakes: InferAct doubts a call whose
+details reveal another task, standard evaluation one whose details break what the user said,
+and a call that only one of them doubts is less often wrong. :class:`InferActStandardCritic` (spec ``"inferact+standard"``)
 runs both concurrently on the same trajectory and averages their *raw* scores; its own
 calibration (shipped for the ``generic`` and ``hotpotqa`` presets) then maps the mean to
 P(on track). It costs both: four model calls per check (three for InferAct, one for standard
