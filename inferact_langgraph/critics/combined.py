@@ -3,11 +3,13 @@ r"""InferAct and standard evaluation together: both judge the call, their raw sc
 On real tool-agent conversations (docs/quality.md) their mean flags fewer correct calls than
 either critic alone, for about the same share of mistakes: InferAct doubts a call whose
 details reveal another task, standard evaluation one whose details break what the user said,
-and a call that only one of them doubts is less often wrong. :class:`InferActStandardCritic` (spec ``"inferact+standard"``)
-runs both concurrently on the same trajectory and averages their *raw* scores; its own
-calibration (shipped for the ``generic`` and ``hotpotqa`` presets) then maps the mean to
-P(on track). It costs both: four model calls per check (three for InferAct, one for standard
-evaluation), about 1.3 times InferAct's tokens.
+and a call that only one of them doubts is less often wrong.
+
+:class:`InferActStandardCritic` (spec ``"inferact+standard"``) runs both concurrently on the
+same trajectory and averages their *raw* scores; its own calibration (shipped for the
+``generic`` and ``hotpotqa`` presets) then maps the mean to P(on track). It costs both: four
+model calls per check (three for InferAct, one for standard evaluation), about 1.3 times
+InferAct's tokens.
 
 The review still shows InferAct's inferred tasks and options, and both justifications.
 
