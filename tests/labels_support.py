@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
 
-from inferact_langgraph import critical
+from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.testing import ScriptedChatModel, scripted_critic_model
 
 SLOPE, CENTRE = 12.0, 0.62
@@ -95,6 +95,17 @@ def shop_agent() -> Any:
 def critic_model() -> ScriptedChatModel:
     """InferAct's model: it gives the user's task the item's raw score."""
     return scripted_critic_model(score_of)
+
+
+def guarded_shop(**arguments: Any) -> Any:
+    """The shop agent guarded by InferAct on :func:`critic_model`, flagging below a raw 0.5.
+
+    The deployment starts on the raw score (``calibration=None``), which is the test's truth;
+    ``arguments`` (spot checks, checkpointer, store, labels) go to ``with_inferact``.
+    """
+    return with_inferact(
+        shop_agent(), model=critic_model(), threshold=0.5, calibration=None, **arguments
+    )
 
 
 def decide(action: dict[str, Any], truth: dict[str, bool]) -> dict[str, Any]:

@@ -21,17 +21,15 @@ from labels_support import (
     BEST_THRESHOLD,
     best_rule,
     calibrate,
-    critic_model,
     deploy_and_measure,
+    guarded_shop,
     make_cases,
     rates,
     run_case,
-    shop_agent,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.sqlite import SqliteStore
 
-from inferact_langgraph import with_inferact
 from inferact_langgraph.labels import ReviewLabels
 
 MARGIN = 0.06
@@ -47,11 +45,7 @@ def collected(tmp_path_factory):
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     store = SqliteStore(sqlite3.connect(db, check_same_thread=False, isolation_level=None))
     store.setup()
-    guarded = with_inferact(
-        shop_agent(),
-        model=critic_model(),
-        threshold=0.5,
-        calibration=None,  # the deployment starts on the raw score, as the test's truth
+    guarded = guarded_shop(
         spot_check=SPOT_RATE,
         spot_check_seed=11,
         checkpointer=saver,

@@ -16,16 +16,14 @@ from labels_support import (
     BEST_THRESHOLD,
     best_rule,
     calibrate,
-    critic_model,
     deploy_and_measure,
+    guarded_shop,
     make_cases,
     rates,
     run_case,
-    shop_agent,
 )
 from pg_support import DSN, PG_MARKS
 
-from inferact_langgraph import with_inferact
 from inferact_langgraph.labels import ReviewLabels
 
 pytestmark = PG_MARKS
@@ -54,11 +52,7 @@ def deployment():
         ReviewLabels().clear(store, deployment=name)
         for thread in threads:
             saver.delete_thread(thread)
-        guarded = with_inferact(
-            shop_agent(),
-            model=critic_model(),
-            threshold=0.5,
-            calibration=None,  # the deployment starts on the raw score, as the test's truth
+        guarded = guarded_shop(
             spot_check=0.25,
             spot_check_seed=21,
             checkpointer=saver,

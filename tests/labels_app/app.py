@@ -11,17 +11,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # labels_support, beside tests
 
-from labels_support import critic_model, shop_agent
+from labels_support import guarded_shop
 
-from inferact_langgraph import with_inferact
 from inferact_langgraph.labels import ReviewLabels
 
 # The server supplies the checkpointer and the store.
-graph = with_inferact(
-    shop_agent(),
-    model=critic_model(),
-    threshold=0.5,
-    calibration=None,  # the deployment starts on the raw score, as the test's truth
+graph = guarded_shop(
     spot_check=0.35,
     spot_check_seed=31,
     labels=ReviewLabels(deployment="shop-server"),
