@@ -69,6 +69,8 @@ SOURCES = {
     ),
 }
 CRITICS = ("inferact", "standard", "inferact+standard")
+#: The share of mistakes the goal asks a critic to flag (with at most 20% of correct calls).
+TARGET_MISTAKES = 0.8
 #: The critics of the "either one doubts" rule.
 EITHER = ("inferact", "standard")
 METHOD = "platt-logit"  # two parameters: the least a small sample can overfit
@@ -206,6 +208,16 @@ def ranking(scored: Scored) -> tuple[float, float]:
     return average_precision_score(off, risk), roc_auc_score(off, risk)
 
 
+def correct_flagged_at_target(scored: Scored, target: float = TARGET_MISTAKES) -> float:
+    """In-sample: the share of correct calls flagged at the highest threshold on the raw score
+    that flags at least ``target`` of the mistakes (the first such point of the ROC curve)."""
+    from sklearn.metrics import roc_curve
+
+    off = [1 - y for y in scored.on_track]
+    false_alarms, caught, _ = roc_curve(off, [1 - s for s in scored.scores])
+    return float(next(f for f, c in zip(false_alarms, caught, strict=True) if c >= target))
+
+
 def render(results: dict[str, dict[str, Scored]]) -> str:
     """The tables of docs/quality.md, one per preset."""
     lines: list[str] = []
@@ -246,6 +258,13 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
             f"Flagging when either {' or '.join(EITHER)} doubts (each calibrated, both run): "
             f"{100 * either_off:.0f}% of mistakes and {100 * either_on:.0f}% of correct calls "
             "flagged, cross-validated.",
+            "",
+            f"In-sample, the first point of each critic's ROC curve that flags at least "
+            f"{100 * TARGET_MISTAKES:.0f}% of mistakes flags this share of correct calls: "
+            + ", ".join(
+                f"{name} {100 * correct_flagged_at_target(s):.0f}%" for name, s in scored.items()
+            )
+            + ".",
             "",
         ]
     return "\n".join(lines).rstrip() + "\n"
