@@ -155,6 +155,37 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _calls_with_results(messages: Sequence[BaseMessage]) -> list[tuple[Any, str | None]]:
+    """Every tool call of ``messages`` in order, with the text of the tool message answering it.
+
+    A tool message answers the oldest call with its id that has no answer yet, so a reused id
+    never gives an earlier call a later call's result. ``None``: no tool message answered it.
+    """
+    calls: list[list[Any]] = []
+    waiting: dict[str, list[int]] = {}
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id"):
+                    waiting.setdefault(call["id"], []).append(len(calls))
+                calls.append([call, None])
+        elif isinstance(message, ToolMessage) and waiting.get(message.tool_call_id):
+            calls[waiting[message.tool_call_id].pop(0)][1] = _text_of(message.content)
+    return [(call, seen) for call, seen in calls]
+
+
+def _step(call: Any, observation: str | None) -> Step:
+    """The step of one tool call (``observation=None``: it has not run)."""
+    args = dict(call.get("args") or {})
+    return Step(
+        action=f"{call['name']}({_format_args(args)})",
+        observation=observation,
+        tool_name=call["name"],
+        tool_args=args,
+        tool_call_id=call.get("id"),
+    )
+
+
 Masker = Callable[["Trajectory"], "Trajectory"]
 """A function that hides what would leak the task into inference (see the presets)."""
 
@@ -223,50 +254,25 @@ class Trajectory:
                     "no human message found to take the user's task from; pass task=... "
                     "(or task_extractor=... to with_inferact)"
                 )
-        observations: dict[str, str] = {}
-        for message in messages:
-            if isinstance(message, ToolMessage):
-                observations[message.tool_call_id] = _text_of(message.content)
-        steps: list[Step] = []
-        found = pending_tool_call_id is None
-        for message in messages:
-            if not isinstance(message, AIMessage):
-                continue
-            for call in message.tool_calls:
-                call_id = call.get("id")
-                args = dict(call.get("args") or {})
-                step = Step(
-                    action=f"{call['name']}({_format_args(args)})",
-                    observation=observations.get(call_id) if call_id else None,
-                    tool_name=call["name"],
-                    tool_args=args,
-                    tool_call_id=call_id,
-                )
-                if pending_tool_call_id is not None and call_id == pending_tool_call_id:
-                    steps.append(replace(step, observation=None))
-                    found = True
-                    break
-                if step.observation is not None:
-                    steps.append(step)
-            if found and pending_tool_call_id is not None:
-                break
-        if not found:
-            raise TrajectoryError(f"no tool call with id {pending_tool_call_id!r} in messages")
+        calls = _calls_with_results(messages)
         if pending_tool_call_id is None:
             # Calls that have no tool message yet are pending: keep them at the end.
-            pending = [
-                Step(
-                    action=f"{c['name']}({_format_args(dict(c.get('args') or {}))})",
-                    tool_name=c["name"],
-                    tool_args=dict(c.get("args") or {}),
-                    tool_call_id=c.get("id"),
-                )
-                for m in messages
-                if isinstance(m, AIMessage)
-                for c in m.tool_calls
-                if c.get("id") not in observations
-            ]
-            steps.extend(pending)
+            steps = [_step(c, seen) for c, seen in calls if seen is not None]
+            steps += [_step(c, None) for c, seen in calls if seen is None]
+        else:
+            # A model may reuse an id (gpt-4o does): the newest call with it is the pending one.
+            where = next(
+                (
+                    i
+                    for i in range(len(calls) - 1, -1, -1)
+                    if calls[i][0].get("id") == pending_tool_call_id
+                ),
+                None,
+            )
+            if where is None:
+                raise TrajectoryError(f"no tool call with id {pending_tool_call_id!r} in messages")
+            steps = [_step(c, seen) for c, seen in calls[:where] if seen is not None]
+            steps.append(_step(calls[where][0], None))
         return cls(task=task, steps=tuple(steps), metadata=dict(metadata or {}))
 
     @classmethod
