@@ -64,13 +64,22 @@ def test_every_critic_uses_its_shipped_calibration_by_default():
     assert ScriptedCritic(scores=[0.5]).calibration is None
 
 
-@pytest.mark.parametrize(("calibration", "asked"), [("default", True), (None, False)])
-def test_a_guard_flags_by_calibrated_probability_by_default(calibration, asked):
-    """The model's p(task) = 0.5 passes a raw 0.5 threshold, but the shipped calibration maps
-    it below 0.5 (tool agents' correct calls score higher): by default the human is asked."""
+@pytest.mark.parametrize("calibration", ["default", None])
+def test_a_guard_flags_by_calibrated_probability_by_default(calibration):
+    """Between the raw threshold 0.5 and the raw score the shipped calibration maps to 0.5, the
+    two disagree: by default the guard decides by the calibrated probability, and
+    ``calibration=None`` by the raw score."""
     shipped = default_calibration("inferact", "generic")
-    assert shipped is not None and shipped(0.5) < 0.5  # the premise: 0.5 is a doubt once mapped
-    critic = InferActCritic(model=scripted_critic_model(0.5), calibration=calibration)
+    assert shipped is not None
+    low, high = 0.0, 1.0  # the raw score that the shipped calibration maps to 0.5
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if shipped(middle) < 0.5 else (low, middle)
+    score = round((low + 0.5) / 2, 3)
+    raw_asks, calibrated_asks = score < 0.5, shipped(score) < 0.5
+    assert raw_asks != calibrated_asks  # the premise: the calibration changes the decision
+    asked = calibrated_asks if calibration == "default" else raw_asks
+    critic = InferActCritic(model=scripted_critic_model(score), calibration=calibration)
     graph, bought = buying_agent(critic)
     out = graph.invoke({"messages": [("user", "buy B01")]}, {"configurable": {"thread_id": "c"}})
     assert ("__interrupt__" in out) is asked

@@ -7,9 +7,16 @@ result that call returned, and judge the call that is pending, not an earlier on
 
 from __future__ import annotations
 
+import json
+import sys
+
+from conftest import ROOT
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from inferact_langgraph import Trajectory
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import pair_tau_observations as pairing  # the script that rebuilt the committed records
 
 
 def _call(name: str, call_id: str, **args: str) -> AIMessage:
@@ -61,3 +68,22 @@ def test_a_call_without_its_own_result_stays_pending_when_a_later_call_reuses_it
         ('book(item="x")', None),
     ]
 
+
+def test_the_tau_records_show_each_call_with_the_result_it_returned() -> None:
+    records = [
+        json.loads(line)
+        for line in pairing.RECORDS.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+    conversations = {
+        (c["task_id"], c["trial"]): c
+        for c in json.loads(pairing.CONVERSATIONS.read_text("utf-8"))
+    }
+    for record in records:
+        task, trial = (int(part[1:]) for part in record["id"].split("-")[2:4])
+        calls = pairing.calls_with_results(conversations[(task, trial)])
+        assert pairing.paired(record, calls) == record, record["id"]
+    # One of the 47 records the published file had wrong: a lookup showed another reservation.
+    lookup = next(r for r in records if r["id"] == "tau-airline-t28-r1-c3")["steps"][7]
+    assert lookup["action"] == 'get_reservation_details(reservation_id="4XGCCM")'
+    assert '"reservation_id": "4XGCCM"' in lookup["observation"]
