@@ -166,8 +166,8 @@ def _calls_with_results(messages: Sequence[BaseMessage]) -> list[tuple[Any, str 
     for message in messages:
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                if call.get("id"):
-                    waiting.setdefault(call["id"], []).append(len(calls))
+                if call_id := call.get("id"):
+                    waiting.setdefault(call_id, []).append(len(calls))
                 calls.append([call, None])
         elif isinstance(message, ToolMessage) and waiting.get(message.tool_call_id):
             calls[waiting[message.tool_call_id].pop(0)][1] = _text_of(message.content)
