@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +35,7 @@ from inferact_langgraph._untrusted import neutralise
 from inferact_langgraph.errors import DatasetError, TrajectoryError
 
 __all__ = [
+    "THOUGHT_TOOLS",
     "Masker",
     "Step",
     "TokenBudget",
@@ -45,6 +46,14 @@ __all__ = [
     "remove_text_from_observations",
     "trajectory_hash",
 ]
+
+
+#: Tools whose calls are the agent's thoughts written down, not actions (the ``think`` tool of
+#: tau-bench and of Anthropic's tool-use guide): S leaves them out, as the paper removes
+#: thoughts (and its authors drop ALFWorld's ``think:`` steps).
+THOUGHT_TOOLS: frozenset[str] = frozenset({"think"})
+
+_CALL_NAME = re.compile(r"^\s*([A-Za-z_][\w.-]*)\(")
 
 
 def approx_tokens(text: str) -> int:
@@ -228,6 +237,7 @@ class Trajectory:
         task: str | None = None,
         pending_tool_call_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        thought_tools: Collection[str] = THOUGHT_TOOLS,
     ) -> Trajectory:
         """Build S from a LangGraph message list.
 
@@ -241,6 +251,8 @@ class Trajectory:
             pending_tool_call_id: End the chain on this (pending) tool call. By default every
                 tool call is kept, and calls without a tool message are pending.
             metadata: Stored on the trajectory as is.
+            thought_tools: Tools whose calls are thoughts: left out of S
+                (:data:`THOUGHT_TOOLS` by default; ``()`` keeps every call).
 
         Raises:
             TrajectoryError: No task can be found, or the pending call id is unknown.
@@ -254,7 +266,11 @@ class Trajectory:
                     "no human message found to take the user's task from; pass task=... "
                     "(or task_extractor=... to with_inferact)"
                 )
-        calls = _calls_with_results(messages)
+        calls = [
+            (call, seen)
+            for call, seen in _calls_with_results(messages)
+            if call["name"] not in thought_tools or call.get("id") == pending_tool_call_id
+        ]
         if pending_tool_call_id is None:
             # Calls that have no tool message yet are pending: keep them at the end.
             steps = [_step(c, seen) for c, seen in calls if seen is not None]
@@ -276,11 +292,18 @@ class Trajectory:
         return cls(task=task, steps=tuple(steps), metadata=dict(metadata or {}))
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any], *, line: int | None = None) -> Trajectory:
+    def from_record(
+        cls,
+        record: Mapping[str, Any],
+        *,
+        line: int | None = None,
+        thought_tools: Collection[str] = THOUGHT_TOOLS,
+    ) -> Trajectory:
         """Build a trajectory from a JSONL record (the format of ``shared/data/README.md``).
 
         A record has ``task`` and ``steps`` (each ``{"thought", "action", "observation"}``);
-        thoughts are dropped. Every other field (``id``, ``label``, ``price`` ...) becomes
+        thoughts are dropped, and so are the calls of ``thought_tools`` (``think(...)``) before the
+        last step. Every other field (``id``, ``label``, ``price`` ...) becomes
         metadata. A record may instead carry ``messages`` (a LangGraph message list as dicts).
 
         Raises:
@@ -301,7 +324,9 @@ class Trajectory:
                 raise DatasetError(
                     f"field 'messages' is not a message list: {exc}", line=line
                 ) from exc
-            return cls.from_messages(messages, task=task, metadata=meta)
+            return cls.from_messages(
+                messages, task=task, metadata=meta, thought_tools=thought_tools
+            )
         raw_steps = record.get("steps")
         if not isinstance(raw_steps, list):
             raise DatasetError("field 'steps' must be a list", line=line)
@@ -314,7 +339,11 @@ class Trajectory:
             obs = raw.get("observation")
             if obs is not None and not isinstance(obs, str):
                 obs = json.dumps(obs, ensure_ascii=False)
-            steps.append(Step(action=raw["action"].strip(), observation=obs))
+            action = raw["action"].strip()
+            name = _CALL_NAME.match(action)
+            if name and name.group(1) in thought_tools and i < len(raw_steps) - 1:
+                continue
+            steps.append(Step(action=action, observation=obs))
         return cls(task=task, steps=tuple(steps), metadata=meta)
 
     @classmethod

@@ -7,7 +7,7 @@ resolves them with :func:`critic_from` and :func:`options_from`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -159,6 +159,10 @@ class GuardArguments(TypedDict, total=False):
     task_extractor: Callable[[Mapping[str, Any]], str] | None
     """``state -> str`` giving the user's real task (replaces the text of the request(s); the
     scope still decides which actions are judged)."""
+    thought_tools: Collection[str]
+    """Tools whose calls are the agent's thoughts written down (default: ``think``, the think
+    tool of tau-bench and Anthropic's guide): left out of the action chain the critic judges,
+    as InferAct removes thoughts; ``()`` keeps every call."""
     request_boundaries: RequestBoundaries | Runnable[Any, Any]
     """With ``scope="request"``: ``"model"`` (default) lets the guard's chat model decide, once
     per user message, whether a message the deterministic rule takes for a new request

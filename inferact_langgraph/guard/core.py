@@ -110,6 +110,7 @@ class InferActGuard:
             scope=self.options.scope,
             task_extractor=self.options.task_extractor,
             critical_tools=self.specs,
+            thought_tools=self.options.thought_tools,
         )
         judge_model = (
             resolve_boundary_model(self.options.request_boundaries, critic)

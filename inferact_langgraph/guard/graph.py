@@ -398,9 +398,9 @@ def with_inferact(
         **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
             ``cache``, ``calibration``), the ``critical`` tools and the policy
             (``on_critic_error``, ``on_reject``, ``max_trials``, ``scope``,
-            ``task_extractor``, ``request_boundaries``, ``memory``, ``memory_namespace``,
-            ``allowed_decisions``, ``spot_check``, ``spot_check_seed``, ``labels``, or
-            ``options=``), as
+            ``task_extractor``, ``thought_tools``, ``request_boundaries``, ``memory``,
+            ``memory_namespace``, ``allowed_decisions``, ``spot_check``, ``spot_check_seed``,
+            ``labels``, or ``options=``), as
             ``InferActMiddleware`` takes them: see
             :class:`~inferact_langgraph.guard.arguments.GuardArguments`.
 

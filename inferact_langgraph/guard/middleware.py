@@ -76,9 +76,10 @@ class InferActMiddleware(AgentMiddleware):
         **arguments: The critic (``model=`` or ``critic=``, ``threshold``, ``preset``,
             ``cache``, ``calibration``), the ``critical`` tools (tools marked ``@critical``
             are found by themselves) and the policy (``on_critic_error``, ``on_reject``,
-            ``max_trials``, ``scope``, ``task_extractor``, ``request_boundaries``, ``memory``,
-            ``memory_namespace``, ``allowed_decisions``, ``spot_check``, ``spot_check_seed``,
-            ``labels``, or ``options=``), as ``with_inferact`` takes them: see
+            ``max_trials``, ``scope``, ``task_extractor``, ``thought_tools``,
+            ``request_boundaries``, ``memory``, ``memory_namespace``, ``allowed_decisions``,
+            ``spot_check``, ``spot_check_seed``, ``labels``, or ``options=``), as
+            ``with_inferact`` takes them: see
             :class:`~inferact_langgraph.guard.arguments.GuardArguments`.
 
     Whatever the mode, ``wrap_tool_call`` is where the guard is enforced: a critical call runs

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -21,6 +21,7 @@ from langchain_core.runnables import Runnable
 from inferact_langgraph.guard.memory import MemoryNamespace
 from inferact_langgraph.guard.payloads import DECISION_TYPES, is_decision_type
 from inferact_langgraph.labels import ReviewLabels, SpotCheck
+from inferact_langgraph.trajectory import THOUGHT_TOOLS
 
 __all__ = [
     "GuardOptions",
@@ -78,6 +79,9 @@ class GuardOptions:
             against all the user's requests in order, on every action of the thread (see
             :mod:`inferact_langgraph.guard.requests`).
         task_extractor: ``state -> str``: the user's real task, instead of the request(s).
+        thought_tools: Tools whose calls are the agent's thoughts written down, left out of the
+            action chain the critic judges, as InferAct removes thoughts (default: ``think``;
+            ``()`` keeps every call).
         request_boundaries: With ``scope="request"``, who decides where a request begins.
             ``"model"`` (default): a deterministic rule proposes the starts and, where it
             proposes a new request, the guard's chat model (``model=``, or the critic's own)
@@ -108,6 +112,7 @@ class GuardOptions:
     max_trials: int = 3
     scope: Scope = "request"
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
+    thought_tools: Collection[str] = THOUGHT_TOOLS
     request_boundaries: RequestBoundaries | Runnable[Any, Any] = "model"
     memory: Any = None
     memory_namespace: MemoryNamespace | None = None
@@ -143,6 +148,17 @@ class GuardOptions:
         if self.scope not in get_args(Scope):
             raise ValueError(f"scope must be 'request' or 'thread', got {self.scope!r}")
         check_request_boundaries(self.request_boundaries)
+        tools = self.thought_tools
+        if (
+            isinstance(tools, str)
+            or not isinstance(tools, Collection)
+            or not all(isinstance(name, str) for name in tools)
+        ):
+            raise ValueError(
+                "thought_tools must be a collection of tool names, e.g. ('think',), "
+                f"got {self.thought_tools!r}"
+            )
+        object.__setattr__(self, "thought_tools", frozenset(self.thought_tools))
         for name in ("task_extractor", "memory_namespace"):
             value = getattr(self, name)
             if value is not None and not callable(value):

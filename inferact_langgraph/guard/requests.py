@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -88,7 +88,7 @@ from inferact_langgraph.guard.options import Scope
 from inferact_langgraph.guard.provenance import is_tool_added
 from inferact_langgraph.guard.records import BoundaryBy, BoundaryDecision
 from inferact_langgraph.guard.state import boundaries_of, messages_of, raw_state
-from inferact_langgraph.trajectory import Trajectory, TrajectoryError, _text_of
+from inferact_langgraph.trajectory import THOUGHT_TOOLS, Trajectory, TrajectoryError, _text_of
 
 __all__ = ["Scope", "TaskLocator"]
 
@@ -264,6 +264,7 @@ class TaskLocator:
         task_extractor: ``state -> str``, the task text instead of the user's request(s).
         critical_tools: The names of the critical tools: a call to one that ran ends a request
             (the guard passes its live registry, so tools it learns later count too).
+        thought_tools: Tools whose calls are thoughts, left out of S.
 
     Raises:
         ValueError: An unknown scope, or an extractor that is not callable.
@@ -272,6 +273,7 @@ class TaskLocator:
     scope: Scope = "request"
     task_extractor: Callable[[Mapping[str, Any]], str] | None = None
     critical_tools: Container[str] = frozenset()
+    thought_tools: Collection[str] = THOUGHT_TOOLS
 
     def __post_init__(self) -> None:
         if self.scope not in get_args(Scope):
@@ -373,4 +375,5 @@ class TaskLocator:
             self.window(state),
             task=self.task(state) if task is None else task,
             pending_tool_call_id=call_id,
+            thought_tools=self.thought_tools,
         )
