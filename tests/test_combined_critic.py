@@ -1,4 +1,5 @@
-"""``inferact+standard``: both critics judge the call and their raw scores are averaged."""
+"""``inferact+standard`` and ``inferact-or-standard``: both critics judge the call; the first
+averages their raw scores, the second doubts when either calibrated critic doubts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from inferact_langgraph import critical, with_inferact
 from inferact_langgraph.calibration import default_calibration
-from inferact_langgraph.critics import InferActStandardCritic, make_critic
+from inferact_langgraph.critics import (
+    InferActOrStandardCritic,
+    InferActStandardCritic,
+    make_critic,
+)
 from inferact_langgraph.errors import CriticError
 from inferact_langgraph.testing import (
     ScriptedChatModel,
@@ -43,7 +48,8 @@ def test_the_score_is_the_mean_of_both_raw_scores_and_the_cost_is_both():
     assert verdict.score == pytest.approx(0.6)
     assert verdict.usage.model_calls == 4  # inference, two verification orders, standard
     assert verdict.inferred_tasks and verdict.options  # the review still shows InferAct's MCQ
-    assert "InferAct:" in verdict.justification and "Standard evaluation:" in verdict.justification
+    assert "InferAct (0.90):" in verdict.justification  # the reviewer sees who doubted
+    assert "Standard evaluation (0.30):" in verdict.justification
 
 
 async def test_the_async_path_gives_the_same_verdict():
@@ -97,3 +103,61 @@ def test_a_guard_with_the_combined_critic_asks_a_human_when_the_mean_is_low():
     )
     out = graph.invoke({"messages": [("user", "pay 5")]}, {"configurable": {"thread_id": "c"}})
     assert out["__interrupt__"][0].value["action_requests"][0]["name"] == "pay"
+
+
+# ---------------------------------------------------------------------------- either doubts
+@pytest.mark.parametrize(("p_inferact", "p_standard"), [(0.9, 0.3), (0.3, 0.9), (0.2, 0.1)])
+def test_either_critic_doubting_flags_the_call(p_inferact, p_standard):
+    critic = make_critic(
+        "inferact-or-standard", model=_judge(p_inferact, p_standard), calibration=None
+    )
+    verdict = critic.evaluate(TRAJECTORY)
+    assert verdict.score == pytest.approx(min(p_inferact, p_standard))
+    assert verdict.flagged and verdict.usage.model_calls == 4
+
+
+def test_the_call_passes_only_when_both_critics_pass():
+    critic = make_critic("inferact-or-standard", model=_judge(0.9, 0.7), calibration=None)
+    assert not critic.evaluate(TRAJECTORY).flagged
+
+
+def test_by_default_each_critic_maps_its_score_with_its_own_shipped_calibration():
+    critic = make_critic("inferact-or-standard", model=_judge(0.9, 0.3))
+    inferact = default_calibration("inferact", "generic")
+    standard = default_calibration("standard", "generic")
+    assert inferact is not None and standard is not None and critic.calibration is None
+    assert critic.inferact.calibration == inferact and critic.standard.calibration == standard
+    verdict = critic.evaluate(TRAJECTORY)
+    assert verdict.score == pytest.approx(min(inferact(0.9), standard(0.3)))
+
+
+@pytest.mark.parametrize("calibration", ["platt", 0.5, default_calibration("inferact", "generic")])
+def test_one_calibration_for_both_critics_is_refused_with_what_is_expected(calibration):
+    with pytest.raises(ValueError, match=r"calibration='default'.*or None"):
+        InferActOrStandardCritic(model=None, calibration=calibration)
+
+
+def test_a_guard_with_either_critic_asks_the_human_when_only_standard_evaluation_doubts():
+    bought: list[str] = []
+
+    @critical
+    @tool
+    def buy_now(asin: str) -> str:
+        """Buy a product (irreversible)."""
+        bought.append(asin)
+        return "bought"
+
+    def actor(messages):
+        if len(messages) == 1:
+            return AIMessage(
+                "", tool_calls=[{"name": "buy_now", "args": {"asin": "B01"}, "id": "b"}]
+            )
+        return AIMessage("Done.")
+
+    graph = with_inferact(
+        create_agent(ScriptedChatModel(responder=actor), [buy_now]),
+        critic=make_critic("inferact-or-standard", model=_judge(0.95, 0.05)),
+        checkpointer=InMemorySaver(),
+    )
+    out = graph.invoke({"messages": [("user", "buy B01")]}, {"configurable": {"thread_id": "e"}})
+    assert "__interrupt__" in out and bought == []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Usage, Verdict
-from inferact_langgraph.critics.combined import InferActStandardCritic
+from inferact_langgraph.critics.combined import InferActOrStandardCritic, InferActStandardCritic
 from inferact_langgraph.critics.inferact import InferActCritic
 from inferact_langgraph.critics.logprob import LogprobCritic
 from inferact_langgraph.critics.multistep import AGGREGATIONS, MultiStepCritic, aggregate_steps
@@ -24,6 +24,7 @@ __all__ = [
     "CRITIC_SPECS",
     "Critic",
     "InferActCritic",
+    "InferActOrStandardCritic",
     "InferActStandardCritic",
     "LogprobCritic",
     "MultiStepCritic",
@@ -44,6 +45,7 @@ CRITIC_SPECS: tuple[str, ...] = (
     *(f"multistep:{how}" for how in AGGREGATIONS),
     "logprob",
     "inferact+standard",
+    "inferact-or-standard",
 )
 """Every spec :func:`make_critic` accepts."""
 
@@ -52,8 +54,9 @@ def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
     """Build a critic from a short spec.
 
     The specs: ``inferact``, ``standard``, ``self_consistency``, ``multistep``,
-    ``multistep:<min|max|mean|product>``, ``logprob`` and ``inferact+standard`` (both InferAct
-    and standard evaluation, their scores averaged: :mod:`~inferact_langgraph.critics.combined`).
+    ``multistep:<min|max|mean|product>``, ``logprob``, ``inferact+standard`` (both InferAct
+    and standard evaluation, their scores averaged) and ``inferact-or-standard`` (both, doubting
+    when either doubts): :mod:`~inferact_langgraph.critics.combined`.
 
     Args:
         spec: The critic spec.
@@ -71,13 +74,15 @@ def make_critic(spec: str, *, model: Any, **kwargs: Any) -> Critic:
         ...
         ValueError: unknown critic spec 'judge'; valid specs: inferact, standard, \
 self_consistency, multistep, multistep:min, multistep:max, multistep:mean, multistep:product, \
-logprob, inferact+standard
+logprob, inferact+standard, inferact-or-standard
     """
     name, _, option = str(spec).strip().partition(":")
     if spec not in CRITIC_SPECS:
         raise ValueError(f"unknown critic spec {spec!r}; valid specs: {', '.join(CRITIC_SPECS)}")
     if spec == "inferact+standard":
         return InferActStandardCritic(model=model, **kwargs)
+    if spec == "inferact-or-standard":
+        return InferActOrStandardCritic(model=model, **kwargs)
     if name == "inferact":
         return InferActCritic(model=model, **kwargs)
     if name == "standard":
