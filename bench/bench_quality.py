@@ -8,7 +8,9 @@ score, and the cost per check. Calibrations are fitted on raw scores; the "cross
 figures never score a call with a calibration fitted on it (stratified 5-fold, 20 repeats,
 pooled), the "shipped" figures use the calibration the package ships (fitted on all of it).
 
-It also fits the shipped calibrations (``--fit``): ``inferact_langgraph/calibrations/``.
+It also fits the shipped calibrations (``--fit``): ``inferact_langgraph/calibrations/``. The
+probes (:data:`PROBES`: tool-agent calls written apart from the prompts, never fitted on) are
+scored with the shipped calibrations only, per kind of call.
 Offline and deterministic; ``tests/test_quality.py`` checks that the committed page and
 calibrations are what this script makes from a fresh replay.
 
@@ -68,11 +70,20 @@ SOURCES = {
         (DATA / "hotpotqa-trial1-capable-model-answers.jsonl",),
     ),
 }
+#: Records no calibration or prompt was fitted to: scored with the shipped calibrations only.
+PROBES = {
+    "tool-agent probe": Source(
+        "generic",
+        DATA / "tool-agent-probe.jsonl",
+        (DATA / "tool-agent-probe-capable-model-answers.jsonl",),
+    ),
+}
 CRITICS = ("inferact", "standard", "inferact+standard")
 #: The share of mistakes the goal asks a critic to flag (with at most 20% of correct calls).
 TARGET_MISTAKES = 0.8
-#: The critics of the "either one doubts" rule.
+#: The critics of the "either one doubts" rule: the ``inferact-or-standard`` critic.
 EITHER = ("inferact", "standard")
+EITHER_CRITIC = "inferact-or-standard"
 METHOD = "platt-logit"  # two parameters: the least a small sample can overfit
 FOLDS = 5
 REPEATS = 20
@@ -102,7 +113,7 @@ def replay(setting: str) -> dict[str, Scored]:
     from inferact_langgraph.eval import evaluate_critics
     from inferact_langgraph.replay import ReplayChatModel, Transcript
 
-    source = SOURCES[setting]
+    source = SOURCES.get(setting) or PROBES[setting]
     records = [
         json.loads(line)
         for path in source.answers
@@ -218,6 +229,26 @@ def correct_flagged_at_target(scored: Scored, target: float = TARGET_MISTAKES) -
     return float(next(f for f, c in zip(false_alarms, caught, strict=True) if c >= target))
 
 
+def either_scored(scored: dict[str, Scored], preset: str, *, with_rules: bool) -> Scored:
+    """``inferact-or-standard``'s scores: the lower of the two critics' shipped-calibrated
+    probabilities (what the critic returns; it makes no model call of its own)."""
+    parts = [scored[name] for name in EITHER]
+    maps = [default_calibration(name, preset, with_rules=with_rules) for name in EITHER]
+    if any(m is None for m in maps):
+        raise RuntimeError(f"no shipped calibration for {EITHER} ({preset}): run --fit")
+    return Scored(
+        ids=parts[0].ids,
+        scores=[
+            min(m(x) for m, x in zip(maps, row, strict=True))  # type: ignore[misc]
+            for row in zip(*(p.scores for p in parts), strict=True)
+        ],
+        on_track=parts[0].on_track,
+        calls=sum(p.calls for p in parts),
+        prompt_tokens=sum(p.prompt_tokens for p in parts),
+        output_tokens=sum(p.output_tokens for p in parts),
+    )
+
+
 def render(results: dict[str, dict[str, Scored]]) -> str:
     """The tables of docs/quality.md, one per preset."""
     lines: list[str] = []
@@ -237,37 +268,82 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
             "| output tok |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
-        for name, s in scored.items():
+        with_rules = source.rules is not None
+        either = either_scored(scored, source.preset, with_rules=with_rules)
+        for name, s in [*scored.items(), (EITHER_CRITIC, either)]:
             auc_pr, roc = ranking(s)
-            cv_off, cv_on = cross_validated(s)
-            calibration = default_calibration(
-                name, source.preset, with_rules=source.rules is not None
-            )
-            if calibration is None:
-                raise RuntimeError(f"no shipped calibration for {name} in {setting!r}: run --fit")
-            flagged = [calibration(x) < 0.5 for x in s.scores]
+            if name == EITHER_CRITIC:
+                # Each part calibrated without the held-out calls; the lower one decides.
+                cv_off, cv_on = cross_validated(*(scored[part] for part in EITHER))
+                flagged = [x < 0.5 for x in s.scores]
+            else:
+                cv_off, cv_on = cross_validated(s)
+                calibration = default_calibration(name, source.preset, with_rules=with_rules)
+                if calibration is None:
+                    raise RuntimeError(f"no shipped calibration for {name} in {setting!r}: --fit")
+                flagged = [calibration(x) < 0.5 for x in s.scores]
             off, on = _flag_rates(s.on_track, flagged)
             lines.append(
                 f"| {name} | {100 * auc_pr:.1f} | {100 * roc:.1f} | {100 * cv_off:.0f}% "
                 f"| {100 * cv_on:.0f}% | {off} / {n_off} | {on} / {n_on} | {s.calls:.0f} "
                 f"| {s.prompt_tokens:.0f} | {s.output_tokens:.0f} |"
             )
-        either_off, either_on = cross_validated(*(scored[name] for name in EITHER))
         lines += [
-            "",
-            f"Flagging when either {' or '.join(EITHER)} doubts (each calibrated, both run): "
-            f"{100 * either_off:.0f}% of mistakes and {100 * either_on:.0f}% of correct calls "
-            "flagged, cross-validated.",
             "",
             f"In-sample, the first point of each critic's ROC curve that flags at least "
             f"{100 * TARGET_MISTAKES:.0f}% of mistakes flags this share of correct calls: "
             + ", ".join(
-                f"{name} {100 * correct_flagged_at_target(s):.0f}%" for name, s in scored.items()
+                f"{name} {100 * correct_flagged_at_target(s):.0f}%"
+                for name, s in [*scored.items(), (EITHER_CRITIC, either)]
             )
             + ".",
             "",
         ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_probes(results: dict[str, dict[str, Scored]]) -> str:
+    """The probe tables: each critic with its shipped calibration, per kind of call."""
+    lines: list[str] = []
+    for setting, scored in results.items():
+        source = PROBES[setting]
+        records = [
+            json.loads(line)
+            for line in source.data.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+        kind_of = {r["id"]: r["kind"] for r in records}
+        kinds = list(dict.fromkeys(r["kind"] for r in records))
+        lines += [
+            f"**{setting}** ({source.data.name}: {len(records)} calls; flagged at the default "
+            "threshold with the shipped `generic` calibration)",
+            "",
+            "| critic | AUC-PR | ROC-AUC | " + " | ".join(f"{k} flagged" for k in kinds) + " |",
+            "| --- | --- | --- | " + " | ".join("---" for _ in kinds) + " |",
+        ]
+        either = either_scored(scored, source.preset, with_rules=False)
+        for name, s in [*scored.items(), (EITHER_CRITIC, either)]:
+            auc_pr, roc = ranking(s)
+            calibration = (
+                (lambda x: x) if name == EITHER_CRITIC else default_calibration(name, source.preset)
+            )
+            if calibration is None:
+                raise RuntimeError(f"no shipped calibration for {name}: run --fit")
+            cells = []
+            for kind in kinds:
+                members = [i for i, call in enumerate(s.ids) if kind_of[call] == kind]
+                flagged = sum(calibration(s.scores[i]) < 0.5 for i in members)
+                cells.append(f"{flagged} / {len(members)}")
+            lines.append(
+                f"| {name} | {100 * auc_pr:.1f} | {100 * roc:.1f} | " + " | ".join(cells) + " |"
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def page(results: dict[str, dict[str, Scored]], probes: dict[str, dict[str, Scored]]) -> str:
+    """Everything between the markers of docs/quality.md: the measured settings, then probes."""
+    return render(results) + "\n" + render_probes(probes)
 
 
 def write_shipped(results: dict[str, dict[str, Scored]]) -> None:
@@ -305,7 +381,7 @@ def main() -> None:
     if args.fit:
         write_shipped(results)
         default_calibration.cache_clear()  # the tables use the files just written
-    tables = render(results)
+    tables = page(results, {setting: replay(setting) for setting in PROBES})
     if args.print:
         print(tables)
         return

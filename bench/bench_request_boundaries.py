@@ -43,6 +43,7 @@ from inferact_langgraph.guard._compat import guard_of
 from inferact_langgraph.guard.requests import candidate_starts
 from inferact_langgraph.guard.state import BOUNDARIES
 from inferact_langgraph.testing import ScriptedChatModel, ScriptedCritic
+from inferact_langgraph.trajectory import THOUGHT_TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -69,7 +70,8 @@ class Check:
         task: The task the critic judged the call against.
         chain: The tools of the action chain it judged, the pending call last.
         said: The customer's messages before the call, in order.
-        made: How many tool calls the agent made before this one.
+        made: How many tool calls the agent made before this one (thought tools' calls, which
+            never enter S, not counted).
         start: The customer message (index among theirs) the task begins at.
     """
 
@@ -177,7 +179,7 @@ def _said_before_calls(conversation: dict) -> list[tuple[str, list[str], int]]:
         for call in message.get("tool_calls") or []:
             if call["function"]["name"] in STATE_CHANGING:
                 out.append((call["function"]["name"], list(said), made))
-            made += 1
+            made += call["function"]["name"] not in THOUGHT_TOOLS
     return out
 
 
