@@ -11,6 +11,7 @@ from inferact_langgraph.critics import (
     AGGREGATIONS,
     CRITIC_SPECS,
     InferActCritic,
+    InferActOrStandardCritic,
     InferActStandardCritic,
     MultiStepCritic,
     SelfConsistencyCritic,
@@ -197,7 +198,8 @@ def test_make_critic():
         critic = make_critic(f"multistep:{how}", model=None, threshold=0.3)
         assert critic.aggregation == how and critic.threshold == 0.3
     assert isinstance(make_critic("inferact+standard", model=None), InferActStandardCritic)
-    assert len(CRITIC_SPECS) == 10
+    assert isinstance(make_critic("inferact-or-standard", model=None), InferActOrStandardCritic)
+    assert len(CRITIC_SPECS) == 11
     with pytest.raises(ValueError, match="valid specs: inferact, standard"):
         make_critic("multistep:median", model=None)
     with pytest.raises(ValueError, match="valid presets"):

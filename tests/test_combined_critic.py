@@ -4,6 +4,7 @@ averages their raw scores, the second doubts when either calibrated critic doubt
 from __future__ import annotations
 
 import pytest
+from critic_support import buying_agent
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
@@ -138,26 +139,7 @@ def test_one_calibration_for_both_critics_is_refused_with_what_is_expected(calib
 
 
 def test_a_guard_with_either_critic_asks_the_human_when_only_standard_evaluation_doubts():
-    bought: list[str] = []
-
-    @critical
-    @tool
-    def buy_now(asin: str) -> str:
-        """Buy a product (irreversible)."""
-        bought.append(asin)
-        return "bought"
-
-    def actor(messages):
-        if len(messages) == 1:
-            return AIMessage(
-                "", tool_calls=[{"name": "buy_now", "args": {"asin": "B01"}, "id": "b"}]
-            )
-        return AIMessage("Done.")
-
-    graph = with_inferact(
-        create_agent(ScriptedChatModel(responder=actor), [buy_now]),
-        critic=make_critic("inferact-or-standard", model=_judge(0.95, 0.05)),
-        checkpointer=InMemorySaver(),
-    )
+    critic = make_critic("inferact-or-standard", model=_judge(0.95, 0.05))
+    graph, bought = buying_agent(critic)
     out = graph.invoke({"messages": [("user", "buy B01")]}, {"configurable": {"thread_id": "e"}})
     assert "__interrupt__" in out and bought == []
