@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from inferact_langgraph import Trajectory, critical, with_inferact
+from inferact_langgraph import InferActMiddleware, Trajectory, critical, with_inferact
 from inferact_langgraph.critics.inferact import InferActCritic
 from inferact_langgraph.guard.options import GuardOptions
 from inferact_langgraph.testing import ScriptedChatModel, prompt_text, scripted_critic_model
@@ -62,7 +62,8 @@ def test_a_records_think_steps_are_left_out_but_its_last_action_is_kept() -> Non
     assert "think" in Trajectory.from_record(record, thought_tools=()).render()
 
 
-def test_the_guard_never_shows_a_think_call_to_the_critic() -> None:
+@pytest.mark.parametrize("entry", ["with_inferact", "middleware"])
+def test_the_guard_never_shows_a_think_call_to_the_critic(entry: str) -> None:
     @tool
     def think(thought: str) -> str:
         """Write down a thought (no effect)."""
@@ -86,11 +87,21 @@ def test_the_guard_never_shows_a_think_call_to_the_critic() -> None:
         return AIMessage("", id=mid, tool_calls=[call])
 
     critic_model = scripted_critic_model(0.9)
-    graph = with_inferact(
-        create_agent(ScriptedChatModel(responder=actor), [think, cancel]),
-        critic=InferActCritic(model=critic_model, calibration=None),
-        checkpointer=InMemorySaver(),
-    )
+    critic = InferActCritic(model=critic_model, calibration=None)
+    actor_model = ScriptedChatModel(responder=actor)
+    if entry == "middleware":
+        graph = create_agent(
+            actor_model,
+            [think, cancel],
+            middleware=[InferActMiddleware(critic=critic)],
+            checkpointer=InMemorySaver(),
+        )
+    else:
+        graph = with_inferact(
+            create_agent(actor_model, [think, cancel]),
+            critic=critic,
+            checkpointer=InMemorySaver(),
+        )
     graph.invoke({"messages": [("user", "cancel R1")]}, {"configurable": {"thread_id": "t"}})
     seen = "\n".join(prompt_text(p) for p in critic_model.prompts)
     assert critic_model.calls == 3 and 'cancel(reservation="R1")' in seen
