@@ -45,6 +45,8 @@ class Source:
     data: Path
     answers: tuple[Path, ...]
     rules: Path | None = None
+    fitted: bool = True
+    """Whether the shipped calibrations are fitted on this setting (a second draw is not)."""
 
     @property
     def calibration_suffix(self) -> str:
@@ -63,6 +65,14 @@ SOURCES = {
         # Task Inference never sees the rules: its answers are the ones without rules.
         (TAU_ANSWERS, DATA / "tau-airline-dev-rules-capable-model-answers.jsonl"),
         rules=DATA / "tau-airline-policy.md",
+    ),
+    # The same requests answered again, independently: how much one draw of answers moves
+    # the figures. Measured with the calibrations fitted on the first draw.
+    "generic, second draw": Source(
+        "generic",
+        TAU,
+        (DATA / "tau-airline-dev-capable-model-answers-draw2.jsonl",),
+        fitted=False,
     ),
     "hotpotqa": Source(
         "hotpotqa",
@@ -260,6 +270,7 @@ def render(results: dict[str, dict[str, Scored]]) -> str:
         lines += [
             f"**{setting}** ({source.data.name}"
             + (f", rules: {source.rules.name}" if source.rules else "")
+            + ("" if source.fitted else f", answers: {source.answers[0].name}")
             + f": {len(any_critic.ids)} calls, "
             f"{n_off} off track, {n_on} on track)",
             "",
@@ -350,6 +361,8 @@ def write_shipped(results: dict[str, dict[str, Scored]]) -> None:
     """Fit and write ``inferact_langgraph/calibrations/<critic>-<preset>[-rules].json``."""
     for setting, scored in results.items():
         source = SOURCES[setting]
+        if not source.fitted:
+            continue
         for name in CRITICS:
             info = {
                 "critic": name,
