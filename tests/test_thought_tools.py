@@ -20,7 +20,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from inferact_langgraph import InferActMiddleware, Trajectory, critical, with_inferact
 from inferact_langgraph.critics.inferact import InferActCritic
 from inferact_langgraph.guard.options import GuardOptions
-from inferact_langgraph.testing import ScriptedChatModel, prompt_text, scripted_critic_model
+from inferact_langgraph.testing import (
+    ScriptedChatModel,
+    ScriptedCritic,
+    prompt_text,
+    scripted_critic_model,
+)
 
 THOUGHT = "THOUGHT-SECRET the basic economy one is eligible, I will cancel it"
 
@@ -112,3 +117,29 @@ def test_the_guard_never_shows_a_think_call_to_the_critic(entry: str) -> None:
 def test_thought_tools_must_be_a_collection_of_names(bad) -> None:
     with pytest.raises(ValueError, match=r"thought_tools must be a collection of tool names"):
         GuardOptions(thought_tools=bad)
+
+
+def test_a_critical_tool_named_like_a_thought_tool_stays_in_the_action_chain() -> None:
+    @critical
+    @tool
+    def think(thought: str) -> str:
+        """A tool that acts, although it is called think (irreversible)."""
+        return "done"
+
+    def actor(messages: list) -> AIMessage:
+        made = sum(isinstance(m, ToolMessage) for m in messages)
+        mid = f"ai-{uuid.uuid4().hex}"
+        if made < 2:
+            call = {"name": "think", "args": {"thought": f"act {made}"}, "id": f"k{made}"}
+            return AIMessage("", id=mid, tool_calls=[call])
+        return AIMessage("Done.", id=mid)
+
+    critic = ScriptedCritic(scores=[0.9, 0.9])
+    graph = with_inferact(
+        create_agent(ScriptedChatModel(responder=actor), [think]),
+        critic=critic,
+        checkpointer=InMemorySaver(),
+    )
+    graph.invoke({"messages": [("user", "act twice")]}, {"configurable": {"thread_id": "k"}})
+    chain = [s.action for s in critic.trajectories[-1].steps]
+    assert chain == ['think(thought="act 0")', 'think(thought="act 1")']

@@ -375,5 +375,6 @@ class TaskLocator:
             self.window(state),
             task=self.task(state) if task is None else task,
             pending_tool_call_id=call_id,
-            thought_tools=self.thought_tools,
+            # A critical tool is an action whatever its name: it never leaves S as a thought.
+            thought_tools=[t for t in self.thought_tools if t not in self.critical_tools],
         )
