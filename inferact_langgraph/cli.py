@@ -94,6 +94,22 @@ def _writable_dir(directory: Path, flag: str) -> None:
         _input_error(f"{flag} {directory}: the directory is not writable")
 
 
+def _tool_names(text: str, option: str) -> tuple[str, ...]:
+    """Tool names from a comma-separated option (``""``: none).
+
+    Raises:
+        typer.BadParameter: A name is empty or not a plain identifier.
+    """
+    names = tuple(name.strip() for name in text.split(",")) if text.strip() else ()
+    for name in names:
+        if not name or not all(ch.isalnum() or ch in "_-." for ch in name):
+            raise typer.BadParameter(
+                f"expected tool names separated by commas (e.g. think,scratchpad), got {text!r}",
+                param_hint=option,
+            )
+    return names
+
+
 def _rules_text(path: Path | None) -> str | None:
     """The text of a ``--rules`` file (``None`` without one)."""
     if path is None:
@@ -231,6 +247,15 @@ def eval_command(
             "the critics that judge an action see them.",
         ),
     ] = None,
+    thought_tools: Annotated[
+        str,
+        typer.Option(
+            "--thought-tools",
+            metavar="NAMES",
+            help="Comma-separated tools whose calls are the agent's thoughts, left out of the "
+            "action chain as the guard leaves them out; '' keeps every call.",
+        ),
+    ] = "think",  # trajectory.THOUGHT_TOOLS (not imported here: --help stays fast)
     dev_split: Annotated[
         float | None,
         typer.Option(
@@ -353,6 +378,7 @@ def eval_command(
     console, errors = output_console(), Console(stderr=True)
     _writable_dir(out, "--out")
     rules_text = _rules_text(rules)
+    thought_tool_names = _tool_names(thought_tools, "--thought-tools")
     if not no_cache:
         _check_cache(cache)
     try:
@@ -392,11 +418,13 @@ def eval_command(
                 "preset": preset,
                 "risk_aware": risk_aware,
                 "rules": str(rules) if rules else None,
+                "thought_tools": thought_tools,
                 "critic_specs": list(critic),
             },
             calibrate=calibrate,
             calibration_cv=calibration_cv,
             costs=costs,
+            thought_tools=thought_tool_names,
         )
     except DatasetError as exc:
         message = str(exc)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from inferact_langgraph import _factory as factory
 from inferact_langgraph.cli import app
-from inferact_langgraph.testing import ScriptedChatModel
+from inferact_langgraph.testing import ScriptedChatModel, prompt_text
 
 pytest.importorskip("inferact_langgraph.critics.multistep")
 
@@ -165,6 +165,7 @@ def test_bad_records_are_listed_or_fatal(tmp_path, scripted):
         (["--concurrency", "0"], "--concurrency"),
         (["--on-bad-record", "ignore"], "--on-bad-record"),
         (["--timeout", "-1"], "--timeout must be greater than 0"),
+        (["--thought-tools", "think, ,scratch pad"], "expected tool names separated by commas"),
     ],
 )
 def test_bad_flags_give_clear_errors(tmp_path, scripted, extra, message):
@@ -257,3 +258,36 @@ def test_max_tokens_reaches_the_model(monkeypatch, tmp_path):
         ),
     )
     assert seen.get("max_tokens") == 64
+
+
+@pytest.mark.parametrize(("option", "seen"), [([], False), (["--thought-tools", ""], True)])
+def test_think_steps_are_left_out_unless_no_thought_tools_are_named(
+    tmp_path, scripted, option, seen
+):
+    """A ``think(...)`` step is the agent's reasoning: by default no critic sees it."""
+    record = {
+        "task": "cancel R1",
+        "steps": [
+            {"action": 'get(id="R1")', "observation": "R1: economy"},
+            {"action": 'think(thought="THINK-SECRET cancel it")', "observation": ""},
+            {"action": 'cancel(id="R1")', "observation": None},
+        ],
+        "label": "correct",
+    }
+    data = write_jsonl(tmp_path / "t.jsonl", [record])
+    args = ["eval", "--data", str(data), "--critic", "standard", "--model", "m", "--no-cache"]
+    args += ["--no-progress", "--no-calibrate", "--out", str(tmp_path / "r"), *option]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    prompts = " ".join(prompt_text(p) for p in scripted.prompts)
+    assert ("THINK-SECRET" in prompts) is seen and 'cancel(id="R1")' in prompts
+
+
+def test_the_cli_default_thought_tools_are_the_librarys():
+    import inspect
+
+    from inferact_langgraph.cli import eval_command
+    from inferact_langgraph.trajectory import THOUGHT_TOOLS
+
+    default = inspect.signature(eval_command).parameters["thought_tools"].default
+    assert set(default.split(",")) == set(THOUGHT_TOOLS)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ from inferact_langgraph.eval.runner import (
     critic_fingerprint,
     model_identity,
 )
+from inferact_langgraph.trajectory import THOUGHT_TOOLS
 
 __all__ = [
     "AGGREGATIONS",
@@ -141,10 +142,11 @@ def _prepare(
     cache: VerdictCache | str | Path | None,
     progress: bool,
     limit: int | None,
+    thought_tools: Collection[str],
 ) -> tuple[Dataset, EvalRunner]:
     if dev_split is not None:
         stratified_split([0, 1], dev_split)  # validates the fraction before any model call
-    dataset = load_dataset(data, on_error=on_error)
+    dataset = load_dataset(data, on_error=on_error, thought_tools=thought_tools)
     if limit is not None:
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
@@ -196,6 +198,7 @@ async def aevaluate_critics(
     calibration_cv: int | None = None,
     calibration_repeats: int = 10,
     costs: tuple[float, float] | None = None,
+    thought_tools: Collection[str] = THOUGHT_TOOLS,
 ) -> EvalReport:
     """Async :func:`evaluate_critics`.
 
@@ -212,6 +215,7 @@ async def aevaluate_critics(
         cache=cache,
         progress=progress,
         limit=limit,
+        thought_tools=thought_tools,
     )
     finish = functools.partial(
         _finish,
@@ -249,6 +253,7 @@ def evaluate_critics(
     calibration_cv: int | None = None,
     calibration_repeats: int = 10,
     costs: tuple[float, float] | None = None,
+    thought_tools: Collection[str] = THOUGHT_TOOLS,
 ) -> EvalReport:
     """Run critics over labelled trajectories and compute the paper's figures.
 
@@ -276,6 +281,8 @@ def evaluate_critics(
         calibration_repeats: Repeats of that cross-validation.
         costs: ``(cost_missed, cost_review)``: also choose the threshold of lowest expected
             cost on the dev part (all the data without a split) and print it ready to paste.
+        thought_tools: Tools whose calls are the agent's thoughts, left out of the action
+            chains as the guard leaves them out (default ``("think",)``; ``()`` keeps all).
 
     Returns:
         The :class:`EvalReport`.
@@ -295,6 +302,7 @@ def evaluate_critics(
         cache=cache,
         progress=progress,
         limit=limit,
+        thought_tools=thought_tools,
     )
     interrupted = False
     try:

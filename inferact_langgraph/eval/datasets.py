@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from inferact_langgraph.errors import DatasetError, InferActError
 from inferact_langgraph.guard.marks import RiskLevel
-from inferact_langgraph.trajectory import Trajectory, trajectory_hash
+from inferact_langgraph.trajectory import THOUGHT_TOOLS, Trajectory, trajectory_hash
 
 __all__ = [
     "BadRecord",
@@ -139,8 +139,10 @@ class Dataset:
         return [item.label for item in self.items]
 
 
-def _record_to_item(record: Any, line: int, prefix: str) -> LabelledTrajectory:
-    trajectory = Trajectory.from_record(record, line=line)  # raises DatasetError
+def _record_to_item(
+    record: Any, line: int, prefix: str, thought_tools: Collection[str]
+) -> LabelledTrajectory:
+    trajectory = Trajectory.from_record(record, line=line, thought_tools=thought_tools)
     if not trajectory.steps:
         raise DatasetError("the trajectory has no steps: there is no action to judge", line=line)
     try:
@@ -171,6 +173,7 @@ def load_dataset(
     source: str | Path | Iterable[Mapping[str, Any]] | Dataset,
     *,
     on_error: OnError = "skip",
+    thought_tools: Collection[str] = THOUGHT_TOOLS,
 ) -> Dataset:
     """Read labelled trajectories from a JSONL file or from in-memory records.
 
@@ -179,6 +182,8 @@ def load_dataset(
             dicts, or an already loaded :class:`Dataset` (returned as is).
         on_error: ``"skip"`` keeps going and lists every bad record in
             :attr:`Dataset.errors`; ``"raise"`` stops at the first one.
+        thought_tools: Tools whose calls are the agent's thoughts: their steps (before the
+            last) are left out, as the guard leaves them out (default ``("think",)``).
 
     Returns:
         The dataset. Duplicate ids are bad records too (the second one is reported).
@@ -214,7 +219,7 @@ def load_dataset(
         try:
             if isinstance(record, DatasetError):
                 raise record
-            item = _record_to_item(record, line, prefix)
+            item = _record_to_item(record, line, prefix, thought_tools)
             if item.id in seen:
                 raise DatasetError(f"duplicate id {item.id!r}", line=line)
         except (DatasetError, InferActError) as exc:
