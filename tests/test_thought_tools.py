@@ -41,6 +41,20 @@ def _conversation() -> list:
     ]
 
 
+def _actor(*calls: tuple[str, dict]) -> ScriptedChatModel:
+    """An actor that makes ``calls`` one per turn, then says it is done."""
+
+    def respond(messages: list) -> AIMessage:
+        made = sum(isinstance(m, ToolMessage) for m in messages)
+        mid = f"ai-{uuid.uuid4().hex}"
+        if made >= len(calls):
+            return AIMessage("Done.", id=mid)
+        name, args = calls[made]
+        return AIMessage("", id=mid, tool_calls=[{"name": name, "args": args, "id": f"c{made}"}])
+
+    return ScriptedChatModel(responder=respond)
+
+
 def test_think_calls_are_left_out_of_the_action_chain() -> None:
     steps = Trajectory.from_messages(_conversation()).steps
     assert [s.tool_name for s in steps] == ["get_reservation", "cancel"]
@@ -80,20 +94,9 @@ def test_the_guard_never_shows_a_think_call_to_the_critic(entry: str) -> None:
         """Cancel a reservation (irreversible)."""
         return "cancelled"
 
-    def actor(messages: list) -> AIMessage:
-        made = sum(isinstance(m, ToolMessage) for m in messages)
-        mid = f"ai-{uuid.uuid4().hex}"
-        if made == 0:
-            call = {"name": "think", "args": {"thought": THOUGHT}, "id": "t1"}
-        elif made == 1:
-            call = {"name": "cancel", "args": {"reservation": "R1"}, "id": "x1"}
-        else:
-            return AIMessage("Done.", id=mid)
-        return AIMessage("", id=mid, tool_calls=[call])
-
     critic_model = scripted_critic_model(0.9)
     critic = InferActCritic(model=critic_model, calibration=None)
-    actor_model = ScriptedChatModel(responder=actor)
+    actor_model = _actor(("think", {"thought": THOUGHT}), ("cancel", {"reservation": "R1"}))
     if entry == "middleware":
         graph = create_agent(
             actor_model,
@@ -126,17 +129,10 @@ def test_a_critical_tool_named_like_a_thought_tool_stays_in_the_action_chain() -
         """A tool that acts, although it is called think (irreversible)."""
         return "done"
 
-    def actor(messages: list) -> AIMessage:
-        made = sum(isinstance(m, ToolMessage) for m in messages)
-        mid = f"ai-{uuid.uuid4().hex}"
-        if made < 2:
-            call = {"name": "think", "args": {"thought": f"act {made}"}, "id": f"k{made}"}
-            return AIMessage("", id=mid, tool_calls=[call])
-        return AIMessage("Done.", id=mid)
-
     critic = ScriptedCritic(scores=[0.9, 0.9])
+    actor_model = _actor(("think", {"thought": "act 0"}), ("think", {"thought": "act 1"}))
     graph = with_inferact(
-        create_agent(ScriptedChatModel(responder=actor), [think]),
+        create_agent(actor_model, [think]),
         critic=critic,
         checkpointer=InMemorySaver(),
     )
