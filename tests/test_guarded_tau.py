@@ -4,7 +4,7 @@
 by ``with_inferact`` with default settings (InferAct, its shipped calibration, the request
 scope and the request-boundary judge), the critic in shadow so that every conversation goes
 on as recorded, and matches each check with its labelled record. This replays the recorded
-answers offline and checks what docs/quality.md says of it.
+answers offline (two independent draws) and checks what docs/quality.md says of them.
 """
 
 from __future__ import annotations
@@ -22,17 +22,23 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_guarded_tau as guarded
 
 DATA = ROOT / "tests" / "data"
-ANSWERS = [
-    DATA / "tau-airline-dev-capable-model-answers.jsonl",
-    DATA / "tau-airline-dev-request-boundary-answers.jsonl",
-    DATA / "tau-airline-dev-guarded-answers.jsonl",
-]
+JUDGE = DATA / "tau-airline-dev-request-boundary-answers.jsonl"
+#: Two independent draws of the critic's answers: the records' answers plus the guard's own
+#: prompts, and every prompt of the guard answered again.
+DRAWS = {
+    "first": [
+        DATA / "tau-airline-dev-capable-model-answers.jsonl",
+        DATA / "tau-airline-dev-guarded-answers.jsonl",
+    ],
+    "second": [DATA / "tau-airline-dev-guarded-answers-draw2.jsonl"],
+}
 
 
-@pytest.fixture(scope="module")
-def checks() -> list[guarded.GuardedCheck]:
+@pytest.fixture(scope="module", params=sorted(DRAWS))
+def checks(request) -> list[guarded.GuardedCheck]:
+    paths = [JUDGE, *DRAWS[request.param]]
     transcript = Transcript.from_records(
-        [json.loads(line) for path in ANSWERS for line in path.open() if line.strip()]
+        [json.loads(line) for path in paths for line in path.open() if line.strip()]
     )
     critic_model = ReplayChatModel(transcript=transcript)
     judge = ReplayChatModel(transcript=transcript, temperature=0)  # as it was recorded
