@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from inferact_langgraph.critics.base import Critic, RiskLevel, Verdict
@@ -72,8 +73,9 @@ class _BothCritics(Critic):
             "calibration": None if self.calibration is None else self.calibration.params,
         }
 
+    @abstractmethod
     def _combine(self, inferact: float, standard: float) -> float:
-        raise NotImplementedError
+        """One score from the two critics' scores."""
 
     async def _aevaluate(self, trajectory: Trajectory, *, risk: RiskLevel | None) -> Verdict:
         inferact, standard = await asyncio.gather(
