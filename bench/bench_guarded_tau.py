@@ -193,8 +193,6 @@ def cross_validated(checks: list[GuardedCheck]) -> tuple[float, float]:
     fitted without its record: the records' raw InferAct scores (bench_quality's replay) in the
     same stratified folds as docs/quality.md, each fold's calibration applied to the guard's
     raw score of the held-out records' checks."""
-    import random
-
     import bench_quality as quality
 
     from inferact_langgraph.calibration import fit_calibration
@@ -202,28 +200,19 @@ def cross_validated(checks: list[GuardedCheck]) -> tuple[float, float]:
     records = quality.replay("generic")["inferact"]
     by_record = {c.record: c for c in checks if c.record is not None and c.raw is not None}
     counts = {"mistakes": 0, "mistakes_flagged": 0, "correct": 0, "correct_flagged": 0}
-    for repeat in range(quality.REPEATS):
-        rng = random.Random(repeat)
-        folds: list[list[int]] = [[] for _ in range(quality.FOLDS)]
-        for label in (0, 1):
-            members = [i for i, y in enumerate(records.on_track) if y == label]
-            rng.shuffle(members)
-            for position, i in enumerate(members):
-                folds[position % quality.FOLDS].append(i)
-        for held_out in folds:
-            kept = [i for i in range(len(records.ids)) if i not in set(held_out)]
-            calibration = fit_calibration(
-                [records.scores[i] for i in kept],
-                [records.on_track[i] for i in kept],
-                method=quality.METHOD,
-            )
-            for i in held_out:
-                check = by_record.get(records.ids[i])
-                if check is None or check.raw is None:
-                    continue
-                kind = "correct" if records.on_track[i] else "mistakes"
-                counts[kind] += 1
-                counts[f"{kind}_flagged"] += calibration(check.raw) < 0.5
+    for held_out, kept in quality.folds(records.on_track):
+        calibration = fit_calibration(
+            [records.scores[i] for i in kept],
+            [records.on_track[i] for i in kept],
+            method=quality.METHOD,
+        )
+        for i in held_out:
+            check = by_record.get(records.ids[i])
+            if check is None or check.raw is None:
+                continue
+            kind = "correct" if records.on_track[i] else "mistakes"
+            counts[kind] += 1
+            counts[f"{kind}_flagged"] += calibration(check.raw) < 0.5
     return (
         counts["mistakes_flagged"] / counts["mistakes"],
         counts["correct_flagged"] / counts["correct"],

@@ -26,6 +26,7 @@ import json
 import random
 import re
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,6 +181,22 @@ def _flag_rates(on_track: list[int], flagged: list[bool]) -> tuple[int, int]:
     return missed_flagged, correct_flagged
 
 
+def folds(on_track: list[int]) -> Iterator[tuple[list[int], list[int]]]:
+    """``(held_out, kept)`` positions of every fold: stratified, :data:`FOLDS` folds,
+    :data:`REPEATS` seeded repeats (the folds of every cross-validated figure)."""
+    for repeat in range(REPEATS):
+        rng = random.Random(repeat)
+        parts: list[list[int]] = [[] for _ in range(FOLDS)]
+        for label in (0, 1):
+            members = [i for i, y in enumerate(on_track) if y == label]
+            rng.shuffle(members)
+            for position, i in enumerate(members):
+                parts[position % FOLDS].append(i)
+        for held_out in parts:
+            left_out = set(held_out)
+            yield held_out, [i for i in range(len(on_track)) if i not in left_out]
+
+
 def cross_validated(*critics: Scored) -> tuple[float, float]:
     """Shares of mistakes and of correct calls flagged at 0.5, each call scored by a
     calibration fitted without it (stratified folds, repeated, pooled).
@@ -189,34 +206,24 @@ def cross_validated(*critics: Scored) -> tuple[float, float]:
     """
     on_track = critics[0].on_track
     mistakes = flagged_mistakes = corrects = flagged_corrects = 0
-    for repeat in range(REPEATS):
-        rng = random.Random(repeat)
-        folds: list[list[int]] = [[] for _ in range(FOLDS)]
-        for label in (0, 1):
-            members = [i for i, y in enumerate(on_track) if y == label]
-            rng.shuffle(members)
-            for position, i in enumerate(members):
-                folds[position % FOLDS].append(i)
-        for held_out in folds:
-            left_out = set(held_out)
-            kept = [i for i in range(len(on_track)) if i not in left_out]
-            maps = [
-                (
-                    s,
-                    fit_calibration(
-                        [s.scores[i] for i in kept], [on_track[i] for i in kept], method=METHOD
-                    ),
-                )
-                for s in critics
-            ]
-            for i in held_out:
-                flagged = any(calibration(s.scores[i]) < 0.5 for s, calibration in maps)
-                if on_track[i]:
-                    corrects += 1
-                    flagged_corrects += flagged
-                else:
-                    mistakes += 1
-                    flagged_mistakes += flagged
+    for held_out, kept in folds(on_track):
+        maps = [
+            (
+                s,
+                fit_calibration(
+                    [s.scores[i] for i in kept], [on_track[i] for i in kept], method=METHOD
+                ),
+            )
+            for s in critics
+        ]
+        for i in held_out:
+            flagged = any(calibration(s.scores[i]) < 0.5 for s, calibration in maps)
+            if on_track[i]:
+                corrects += 1
+                flagged_corrects += flagged
+            else:
+                mistakes += 1
+                flagged_mistakes += flagged
     return flagged_mistakes / mistakes, flagged_corrects / corrects
 
 
